@@ -1,0 +1,40 @@
+# The two commands a fresh machine needs: `make run` and `make test`. Everything goes through node_modules/.bin
+# first on PATH, so `node` is the project's Node 24 (the node@24 devDependency), not the system's.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+
+.PHONY: run test generate docs lint typecheck bench install clean-data
+
+# Installs dependencies when node_modules is missing or older than the lock file (npm writes
+# node_modules/.package-lock.json on every install).
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.package-lock.json
+
+## make run: install what is missing, migrate, start the server on the embedded database (DATA_DIR, default ./data)
+run: install
+	@[ -f docs/index.html ] || $(MAKE) --no-print-directory docs
+	node src/server.ts
+
+## make test: every check the project has (typecheck, lint, generated files fresh, the suite on PGlite and PostgreSQL)
+test: install
+	bash scripts/run-tests.sh $(ARGS)
+
+## make generate: bundle the OpenAPI document and regenerate the types and the client SDK in generated/
+generate: install
+	npm run -s generate
+
+## make docs: build the self-contained API reference into docs/index.html
+docs: install
+	npm run -s docs
+
+lint: install
+	npm run -s lint
+
+typecheck: install
+	npm run -s typecheck
+
+clean-data:
+	rm -rf data

@@ -1,0 +1,54 @@
+// buildApp(deps) -> the express app, without listen(). The request flow for the API is:
+// request id + log -> `.json` suffix -> body parsers -> entity manager -> auth -> rate limit -> OpenAPI validator
+// (form coercion, request validation, response validation) -> handlers[operationId] -> one error handler.
+import express from 'express';
+import type { Config } from './config.ts';
+import type { Orm } from './db/database.ts';
+import { authenticate } from './http/auth.ts';
+import { HttpError } from './http/errors.ts';
+import type { AppServices } from './http/handler.ts';
+import { stripJsonSuffix } from './http/json-suffix.ts';
+import type { Logger } from './http/logger.ts';
+import { loadOpenApiDocument, openApiMiddleware } from './http/openapi.ts';
+import { problemDetails } from './http/problem-details.ts';
+import { rateLimit } from './http/rate-limit.ts';
+import { requestIdAndLog } from './http/request-id.ts';
+import './http/request-state.ts';
+import { createUrls } from './http/urls.ts';
+import { operations } from './http/operations.ts';
+import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
+import { htmlRoutes } from './modules/html/html.routes.ts';
+import { systemRoutes } from './modules/system/system.routes.ts';
+
+export type AppDependencies = { config: Config; orm: Orm; logger: Logger };
+
+export function buildApp({ config, orm, logger }: AppDependencies): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'extended');
+  const urls = createUrls(config.publicUrl);
+  const services: AppServices = { config, urls };
+
+  app.use(requestIdAndLog(logger));
+  app.use((req, _res, next) => {
+    req.em = orm.em.fork();
+    next();
+  });
+  app.use(systemRoutes({ orm }));
+  app.use(avatarRoutes());
+
+  const api = express.Router();
+  api.use(stripJsonSuffix);
+  api.use(express.json({ limit: config.limits.requestBodyBytes, type: ['application/json', 'application/*+json'] }));
+  api.use(express.urlencoded({ extended: true, limit: config.limits.requestBodyBytes, parameterLimit: 2000 }));
+  api.use(authenticate());
+  api.use(rateLimit(config.rateLimitPerHour));
+  api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
+  app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
+
+  app.use(htmlRoutes(services));
+  app.use((req, _res, next) => next(new HttpError(404, 'not_found', `nothing at ${req.path}`)));
+  app.use(problemDetails);
+  return app;
+}

@@ -1,0 +1,124 @@
+// The admin command line, for people and scripts. It works on DATABASE_URL, or on the embedded database in DATA_DIR:
+// directly when no server runs there, through the running server's socket when one does.
+//
+//   npm run admin -- create-user <username> [--name NAME] [--lang en|ja]
+//   npm run admin -- create-token <username> [--scope read|write] [--expires-in DAYS] [--label TEXT]
+//   npm run admin -- list-users
+//   npm run admin -- revoke-token <token or token id>
+//
+// create-token prints the token alone on the last line of its output. Exit status: 0 done, 1 failed, 2 usage.
+import { ConfigError, loadConfig } from '../config.ts';
+import { migrate, openDatabase } from '../db/database.ts';
+import { HttpError } from '../http/errors.ts';
+import { Token } from '../modules/auth/token.entity.ts';
+import { hashToken, issueToken, looksLikeToken } from '../modules/auth/tokens.ts';
+import { User } from '../modules/users/user.entity.ts';
+import { createUser, findUserByUsername } from '../modules/users/users.service.ts';
+
+const usage = `usage:
+  npm run admin -- create-user <username> [--name NAME] [--lang en|ja]
+  npm run admin -- create-token <username> [--scope read|write] [--expires-in DAYS] [--label TEXT]
+  npm run admin -- list-users
+  npm run admin -- revoke-token <token | token id>`;
+
+class UsageError extends Error {}
+
+type Parsed = { positional: string[]; flags: Map<string, string> };
+
+function parse(args: string[], allowed: string[]): Parsed {
+  const positional: string[] = [];
+  const flags = new Map<string, string>();
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    if (arg.startsWith('--')) {
+      const [name, inline] = arg.slice(2).split('=', 2) as [string, string | undefined];
+      if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
+      const value = inline ?? args[++i];
+      if (value === undefined) throw new UsageError(`--${name} needs a value`);
+      flags.set(name, value);
+    } else {
+      positional.push(arg);
+    }
+  }
+  return { positional, flags };
+}
+
+async function run(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help') {
+    process.stdout.write(`${usage}\n`);
+    return command ? 0 : 2;
+  }
+  const commands = ['create-user', 'create-token', 'list-users', 'revoke-token'];
+  if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
+  const config = loadConfig();
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, shareRunningServer: true });
+  try {
+    await migrate(database.orm);
+    const em = database.orm.em.fork();
+    switch (command) {
+      case 'create-user': {
+        const { positional, flags } = parse(rest, ['name', 'lang']);
+        if (positional.length !== 1) throw new UsageError('create-user takes one username');
+        const lang = flags.get('lang') ?? 'en';
+        if (lang !== 'en' && lang !== 'ja') throw new UsageError('--lang is en or ja');
+        const user = await createUser(em, { username: positional[0]!, name: flags.get('name'), lang });
+        process.stdout.write(`created user ${user.username} (id ${user.id}) with default team ${user.username}\n`);
+        return 0;
+      }
+      case 'create-token': {
+        const { positional, flags } = parse(rest, ['scope', 'expires-in', 'label']);
+        if (positional.length !== 1) throw new UsageError('create-token takes one username');
+        const scope = flags.get('scope') ?? 'write';
+        if (scope !== 'read' && scope !== 'write') throw new UsageError('--scope is read or write');
+        const expiresIn = flags.get('expires-in');
+        if (expiresIn !== undefined && !/^[1-9]\d{0,4}$/.test(expiresIn)) throw new UsageError('--expires-in is a number of days, 1 to 99999');
+        const user = await findUserByUsername(em, positional[0]!);
+        if (!user) throw new HttpError(404, 'not_found', `no user is named "${positional[0]}"`);
+        const { token, secret } = await issueToken(em, user, {
+          scope,
+          expiresInDays: expiresIn === undefined ? undefined : Number(expiresIn),
+          label: flags.get('label'),
+        });
+        const expiry = token.expiresAt ? `expires ${token.expiresAt.toISOString()}` : 'does not expire';
+        process.stdout.write(`token ${token.id} for ${user.username}, scope ${scope}, ${expiry}:\n${secret}\n`);
+        return 0;
+      }
+      case 'list-users': {
+        parse(rest, []);
+        const users = await em.find(User, {}, { orderBy: { id: 'asc' } });
+        process.stdout.write('id\tusername\tname\tlang\n');
+        for (const user of users) process.stdout.write(`${user.id}\t${user.username}\t${user.name}\t${user.lang}\n`);
+        return 0;
+      }
+      case 'revoke-token': {
+        const { positional } = parse(rest, []);
+        if (positional.length !== 1) throw new UsageError('revoke-token takes a token or a token id');
+        const reference = positional[0]!;
+        const where = looksLikeToken(reference) ? { tokenHash: hashToken(reference) } : /^\d+$/.test(reference) ? { id: Number(reference) } : undefined;
+        if (!where) throw new UsageError('revoke-token takes a token (nt_...) or a numeric token id');
+        const deleted = await em.nativeDelete(Token, where);
+        if (deleted === 0) throw new HttpError(404, 'not_found', 'no such token');
+        process.stdout.write('token revoked\n');
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n${usage}\n`);
+      process.exit(2);
+    }
+    const message = error instanceof HttpError || error instanceof ConfigError ? error.message : error instanceof Error ? error.stack ?? error.message : String(error);
+    process.stderr.write(`error: ${message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,79 @@
+// Every setting of the service, read from the environment once and validated here. Nothing else reads process.env.
+import path from 'node:path';
+
+export type Config = {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  adminUsername: string;
+  environment: 'development' | 'test' | 'production';
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  validateResponses: boolean;
+  rateLimitPerHour: number;
+  limits: Limits;
+};
+
+// Limits enforced in code (the fixed schema limits — title 255 chars, 50 mentions, 100 tags, comment 64 KiB — are
+// written in the OpenAPI document itself).
+export type Limits = {
+  requestBodyBytes: number;
+  pageContentBytes: number;
+  attachmentBytes: number;
+  pageTreeDepth: number;
+};
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const environment = oneOf(env, 'NODE_ENV', 'development', ['development', 'test', 'production'] as const);
+  const publicUrlRaw = env.PUBLIC_URL || `http://localhost:${port}`;
+  let publicUrl: string;
+  try {
+    const parsed = new URL(publicUrlRaw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
+    publicUrl = parsed.toString().replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${publicUrlRaw}"`);
+  }
+  const adminUsername = env.ADMIN_USERNAME || 'admin';
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$/.test(adminUsername)) {
+    throw new ConfigError(`ADMIN_USERNAME must be 1-39 characters of A-Z, a-z, 0-9, _ and -, got "${adminUsername}"`);
+  }
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    publicUrl,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    adminUsername,
+    environment,
+    logLevel: oneOf(env, 'LOG_LEVEL', environment === 'test' ? 'silent' : 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
+    validateResponses: environment !== 'production',
+    rateLimitPerHour: integer(env, 'RATE_LIMIT_PER_HOUR', 5000, 1, 10_000_000),
+    limits: {
+      requestBodyBytes: integer(env, 'LIMIT_REQUEST_BODY_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      pageContentBytes: integer(env, 'LIMIT_PAGE_CONTENT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// Opening the database: a PostgreSQL server through DATABASE_URL, or the embedded PGlite served in-process over a
+// Unix socket in DATA_DIR (so the admin command line can reach the same database while the server runs).
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Migrator } from '@mikro-orm/migrations';
+import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { entities } from './entities.ts';
+import { migrationsList } from './migrations.ts';
+
+export type Orm = MikroORM;
+
+export type Database = {
+  orm: Orm;
+  kind: 'embedded' | 'embedded-shared' | 'postgres';
+  close(): Promise<void>;
+};
+
+// PGlite is one session: a single pooled connection keeps transactions from interleaving.
+const EMBEDDED_POOL = { min: 1, max: 1 };
+const SOCKET_PORT = 5432;
+
+export function embeddedSocketPath(dataDir: string): string {
+  return path.join(dataDir, `.s.PGSQL.${SOCKET_PORT}`);
+}
+
+async function initOrm(connection: Record<string, unknown>, debug = false): Promise<Orm> {
+  return MikroORM.init({
+    driver: PostgreSqlDriver,
+    entities,
+    extensions: [Migrator],
+    migrations: { migrationsList: migrationsList(), transactional: true, allOrNothing: true, silent: true },
+    allowGlobalContext: false,
+    debug,
+    ...connection,
+  });
+}
+
+/** True when something answers on the embedded database's socket, i.e. a server is running on this DATA_DIR. */
+export function socketIsLive(socketPath: string): Promise<boolean> {
+  if (!existsSync(socketPath)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const probe = net.connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+export type OpenOptions = {
+  databaseUrl?: string | undefined;
+  /** Embedded data directory; undefined with no databaseUrl means an in-memory database (tests). */
+  dataDir?: string | undefined;
+  /** When a server already serves this DATA_DIR: connect to it (admin CLI) instead of failing (server). */
+  shareRunningServer?: boolean;
+  debug?: boolean;
+};
+
+export async function openDatabase(options: OpenOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const orm = await initOrm({ clientUrl: options.databaseUrl, pool: { min: 0, max: 10 } }, options.debug);
+    return { orm, kind: 'postgres', close: () => orm.close(true) };
+  }
+  let socketDir: string;
+  let pglite: PGlite;
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    socketDir = options.dataDir;
+    const socketPath = embeddedSocketPath(socketDir);
+    if (socketPath.length > 100) {
+      throw new Error(`DATA_DIR is too long for a Unix socket path (${socketPath}); choose a shorter DATA_DIR`);
+    }
+    if (await socketIsLive(socketPath)) {
+      if (!options.shareRunningServer) {
+        throw new Error(`another server is already running on ${options.dataDir} (socket ${socketPath})`);
+      }
+      const orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options.debug);
+      return { orm, kind: 'embedded-shared', close: () => orm.close(true) };
+    }
+    rmSync(socketPath, { force: true }); // left behind by a server that did not stop cleanly
+    pglite = await PGlite.create(path.join(options.dataDir, 'pgdata'));
+  } else {
+    const { mkdtempSync } = await import('node:fs');
+    const os = await import('node:os');
+    socketDir = mkdtempSync(path.join(os.tmpdir(), 'notes-db-'));
+    pglite = await PGlite.create();
+  }
+  const socketServer = new PGLiteSocketServer({ db: pglite, path: embeddedSocketPath(socketDir), maxConnections: 8 });
+  await socketServer.start();
+  let orm: Orm;
+  try {
+    orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options.debug);
+  } catch (error) {
+    await socketServer.stop();
+    await pglite.close();
+    throw error;
+  }
+  return {
+    orm,
+    kind: 'embedded',
+    async close() {
+      await orm.close(true);
+      await socketServer.stop();
+      await pglite.close();
+      rmSync(embeddedSocketPath(socketDir), { force: true });
+      if (!options.dataDir) rmSync(socketDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((migration) => migration.name);
+}

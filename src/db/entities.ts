@@ -1,0 +1,30 @@
+import { AttachmentBlobSchema, AttachmentSchema } from '../modules/attachments/attachment.entity.ts';
+import { TokenSchema } from '../modules/auth/token.entity.ts';
+import { CommentSchema } from '../modules/comments/comment.entity.ts';
+import { IssueSchema, TagSchema } from '../modules/issues/issue.entity.ts';
+import { LogSchema } from '../modules/logs/log.entity.ts';
+import { NoteSchema } from '../modules/notes/note.entity.ts';
+import { NotificationSchema } from '../modules/notifications/notification.entity.ts';
+import { PageSchema, PageVersionSchema } from '../modules/pages/page.entity.ts';
+import { RequestPageSchema, RequestSchema } from '../modules/requests/request.entity.ts';
+import { MembershipSchema, TeamSchema } from '../modules/teams/team.entity.ts';
+import { UserSchema } from '../modules/users/user.entity.ts';
+
+export const entities = [
+  UserSchema,
+  TokenSchema,
+  TeamSchema,
+  MembershipSchema,
+  NoteSchema,
+  PageSchema,
+  PageVersionSchema,
+  TagSchema,
+  IssueSchema,
+  CommentSchema,
+  AttachmentSchema,
+  AttachmentBlobSchema,
+  RequestSchema,
+  RequestPageSchema,
+  NotificationSchema,
+  LogSchema,
+];

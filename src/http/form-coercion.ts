@@ -1,0 +1,126 @@
+// Legacy form clients send every value as a string: `1`/`0` for booleans, a bare or empty field for "unset", a lone
+// value where an array is meant. This step runs after the validator has matched the operation and before it
+// validates the body, and reshapes the body along the operation's own request schema, so the OpenAPI document stays
+// the only description of what each field is.
+import type { RequestHandler } from 'express';
+
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  allOf?: Schema[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  const?: unknown;
+};
+type Document = { components?: { schemas?: Record<string, Schema>; requestBodies?: Record<string, unknown> } };
+
+const REMOVE = Symbol('remove');
+
+function resolve(document: Document, schema: Schema | undefined, depth = 0): Schema | undefined {
+  let current = schema;
+  while (current?.$ref && depth < 32) {
+    const pointer = current.$ref.replace(/^#\//, '').split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let target: unknown = document;
+    for (const part of pointer) target = (target as Record<string, unknown> | undefined)?.[part];
+    current = target as Schema | undefined;
+    depth += 1;
+  }
+  return current;
+}
+
+function typesOf(document: Document, schema: Schema): Set<string> {
+  const types = new Set<string>();
+  const add = (item: Schema | undefined) => {
+    const resolved = resolve(document, item);
+    if (!resolved) return;
+    if (Array.isArray(resolved.type)) resolved.type.forEach((type) => types.add(type));
+    else if (resolved.type) types.add(resolved.type);
+    for (const branch of [...(resolved.oneOf ?? []), ...(resolved.anyOf ?? []), ...(resolved.allOf ?? [])]) add(branch);
+  };
+  add(schema);
+  return types;
+}
+
+function propertiesOf(document: Document, schema: Schema): { properties: Record<string, Schema>; required: Set<string> } {
+  const properties: Record<string, Schema> = {};
+  const required = new Set<string>();
+  const visit = (item: Schema | undefined) => {
+    const resolved = resolve(document, item);
+    if (!resolved) return;
+    Object.assign(properties, resolved.properties ?? {});
+    (resolved.required ?? []).forEach((name) => required.add(name));
+    for (const branch of [...(resolved.allOf ?? []), ...(resolved.oneOf ?? []), ...(resolved.anyOf ?? [])]) visit(branch);
+  };
+  visit(schema);
+  return { properties, required };
+}
+
+export function coerce(document: Document, value: unknown, schemaRef: Schema | undefined): unknown {
+  const schema = resolve(document, schemaRef);
+  if (!schema) return value;
+  const types = typesOf(document, schema);
+  if (value === '' && !types.has('string')) return types.has('null') ? null : REMOVE;
+  if (value === '' && types.has('null')) return null;
+  if (types.has('boolean') && !types.has('string')) {
+    if (value === 'true' || value === '1' || value === 1) return true;
+    if (value === 'false' || value === '0' || value === 0) return false;
+  }
+  if (types.has('array')) {
+    let list: unknown[] | undefined;
+    if (Array.isArray(value)) list = value;
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') list = [value];
+    else if (value && typeof value === 'object' && Object.keys(value).every((key) => /^\d+$/.test(key))) {
+      // qs turns long `a[0]=..&a[25]=..` lists into objects keyed by index
+      list = Object.entries(value).sort(([a], [b]) => Number(a) - Number(b)).map(([, item]) => item);
+    }
+    if (list) {
+      const itemSchema = propertiesOrItems(document, schema);
+      return list.map((item) => coerce(document, item, itemSchema)).filter((item) => item !== REMOVE);
+    }
+  }
+  if (types.has('object') && value && typeof value === 'object' && !Array.isArray(value)) {
+    const { properties, required } = propertiesOf(document, schema);
+    const result: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    for (const [name, propertySchema] of Object.entries(properties)) {
+      if (!(name in result)) continue;
+      const coerced = coerce(document, result[name], propertySchema);
+      if (coerced === REMOVE) {
+        if (required.has(name)) result[name] = null;
+        else delete result[name];
+      } else {
+        result[name] = coerced;
+      }
+    }
+    return result;
+  }
+  return value;
+}
+
+function propertiesOrItems(document: Document, schema: Schema): Schema | undefined {
+  if (schema.items) return schema.items;
+  for (const branch of [...(schema.oneOf ?? []), ...(schema.anyOf ?? []), ...(schema.allOf ?? [])]) {
+    const resolved = resolve(document, branch);
+    if (resolved?.items) return resolved.items;
+  }
+  return undefined;
+}
+
+type OperationObject = { requestBody?: Schema & { content?: Record<string, { schema?: Schema }> } };
+
+export function formCoercion(document: Document): RequestHandler {
+  return (req, _res, next) => {
+    const operation = (req as unknown as { openapi?: { schema?: OperationObject } }).openapi?.schema;
+    const requestBody = resolve(document, operation?.requestBody) as OperationObject['requestBody'];
+    if (!requestBody?.content || req.body === undefined || req.body === null || typeof req.body !== 'object') return next();
+    const mediaType = Object.keys(requestBody.content).find((type) => req.is(type)) ?? 'application/json';
+    const schema = requestBody.content[mediaType]?.schema;
+    if (schema) {
+      const coerced = coerce(document, req.body, schema);
+      req.body = coerced === REMOVE ? {} : coerced;
+    }
+    next();
+  };
+}

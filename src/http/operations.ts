@@ -1,0 +1,12 @@
+// Every built operation, by operationId: the route table. What the document describes but is not here is listed in
+// not-implemented.ts.
+import type { BoundOperation } from './handler.ts';
+import { noteOperations } from '../modules/notes/notes.handlers.ts';
+import { teamOperations } from '../modules/teams/teams.handlers.ts';
+import { userOperations } from '../modules/users/users.handlers.ts';
+
+export const operations: Record<string, BoundOperation> = {
+  ...userOperations,
+  ...teamOperations,
+  ...noteOperations,
+} as Record<string, BoundOperation>;

@@ -1,0 +1,32 @@
+// Lists other than the page list: `page` (1-based) and `per_page` (default and maximum 100), with RFC 8288 Link
+// headers (first, prev, next, last) and X-Total-Count.
+import type { HandlerContext } from './handler.ts';
+
+export const DEFAULT_PER_PAGE = 100;
+
+export type Pagination = { page: number; perPage: number; offset: number };
+
+export function pagination(query: { page?: number | undefined; per_page?: number | undefined }): Pagination {
+  const page = query.page ?? 1;
+  const perPage = query.per_page ?? DEFAULT_PER_PAGE;
+  return { page, perPage, offset: (page - 1) * perPage };
+}
+
+export function sendPaginationHeaders(context: HandlerContext, { page, perPage }: Pagination, total: number): void {
+  const last = Math.max(1, Math.ceil(total / perPage));
+  const url = new URL(context.urls.base + context.request.path);
+  for (const [name, value] of new URLSearchParams(context.request.url.split('?')[1] ?? '')) {
+    if (name !== 'page' && name !== 'per_page') url.searchParams.append(name, value);
+  }
+  const link = (target: number, rel: string) => {
+    url.searchParams.set('page', String(target));
+    url.searchParams.set('per_page', String(perPage));
+    return `<${url.toString()}>; rel="${rel}"`;
+  };
+  const links = [link(1, 'first')];
+  if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
+  if (page < last) links.push(link(page + 1, 'next'));
+  links.push(link(last, 'last'));
+  context.response.setHeader('Link', links.join(', '));
+  context.response.setHeader('X-Total-Count', String(total));
+}

@@ -1,0 +1,122 @@
+// The one error handler: every error of every request ends here and leaves as RFC 9457 problem details.
+import type { ErrorRequestHandler } from 'express';
+import { NotFoundError, UniqueConstraintViolationException, ForeignKeyConstraintViolationException } from '@mikro-orm/core';
+import { HttpError, defaultTitles, type FieldError } from './errors.ts';
+
+type ValidatorError = { status?: number; message?: string; errors?: { path?: string; message?: string; location?: string }[]; headers?: Record<string, string> };
+
+function fromValidator(error: ValidatorError): HttpError | undefined {
+  const status = error.status;
+  if (typeof status !== 'number' || status < 400 || status > 599 || !Array.isArray(error.errors)) return undefined;
+  const errors: FieldError[] = error.errors.map((item) => {
+    const path = item.path ?? '';
+    const detail = item.message ?? 'is invalid';
+    if (item.location === 'body' || path.startsWith('/body') || path.startsWith('.body')) {
+      return { pointer: toPointer(path.replace(/^[./]body/, '')), detail };
+    }
+    const name = path.replace(/^[./](query|path|params|headers)[./]?/, '');
+    return { parameter: name, detail };
+  });
+  switch (status) {
+    case 400: {
+      const pathParam = errors.find((item) => item.parameter !== undefined && error.errors?.some((e) => e.path?.includes('params')));
+      // A path parameter of the wrong shape (`/api/v1/teams/x/users/abc`) names nothing that can exist.
+      if (pathParam) return new HttpError(404, 'not_found', 'not found', { errors });
+      return new HttpError(400, 'validation_failed', summarize(errors), { errors });
+    }
+    case 404:
+      return new HttpError(404, 'not_found', 'no such endpoint');
+    case 405:
+      return new HttpError(405, 'method_not_allowed', error.message ?? 'method not allowed', { headers: error.headers ?? {} });
+    case 413:
+      return new HttpError(413, 'payload_too_large', error.message ?? 'request body too large');
+    case 415:
+      return new HttpError(415, 'unsupported_media_type', error.message ?? 'unsupported media type');
+    default:
+      return new HttpError(status, status >= 500 ? 'internal_error' : 'validation_failed', error.message ?? 'error');
+  }
+}
+
+function toPointer(path: string): string {
+  if (path === '' || path === '/') return '';
+  return path.startsWith('/') ? path : `/${path.replace(/\./g, '/')}`;
+}
+
+function summarize(errors: FieldError[]): string {
+  return errors.map((item) => `${item.pointer ?? item.parameter ?? ''} ${item.detail}`.trim()).join('; ') || 'invalid request';
+}
+
+type BodyParserError = { type?: string; status?: number; expose?: boolean; message?: string; code?: string; field?: string };
+
+function fromBodyParser(error: BodyParserError): HttpError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new HttpError(400, 'malformed_body', 'the request body is not valid for its Content-Type');
+    case 'entity.too.large':
+      return new HttpError(413, 'payload_too_large', 'the request body is larger than the limit');
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return new HttpError(415, 'unsupported_media_type', error.message ?? 'unsupported charset or encoding');
+    case 'parameters.too.many':
+      return new HttpError(413, 'payload_too_large', 'too many form parameters');
+    case 'request.aborted':
+      return new HttpError(400, 'malformed_body', 'the request body was cut off');
+    default:
+      break;
+  }
+  // multer (multipart) errors
+  if (error.code === 'LIMIT_FILE_SIZE' || error.code === 'LIMIT_FIELD_VALUE' || error.code === 'LIMIT_PART_COUNT' || error.code === 'LIMIT_FILE_COUNT') {
+    return new HttpError(413, 'payload_too_large', error.message ?? 'upload too large');
+  }
+  if (typeof error.code === 'string' && error.code.startsWith('LIMIT_')) {
+    return new HttpError(400, 'malformed_body', error.message ?? 'malformed multipart body');
+  }
+  if (error.message === 'Unexpected end of form' || error.message === 'Malformed part header' || error.message?.startsWith('Multipart:')) {
+    return new HttpError(400, 'malformed_body', 'the multipart body is malformed');
+  }
+  if (error.message?.startsWith('URIError') || error.message?.includes('URI malformed')) {
+    return new HttpError(400, 'malformed_body', 'the request is not validly percent-encoded');
+  }
+  return undefined;
+}
+
+export function toHttpError(error: unknown): HttpError | undefined {
+  if (error instanceof HttpError) return error;
+  if (error instanceof NotFoundError) return new HttpError(404, 'not_found', 'not found');
+  if (error instanceof UniqueConstraintViolationException) return new HttpError(409, 'conflict', 'a conflicting record exists');
+  if (error instanceof ForeignKeyConstraintViolationException) return new HttpError(409, 'conflict', 'the record is still referenced');
+  if (error instanceof URIError) return new HttpError(400, 'malformed_body', 'the request is not validly percent-encoded');
+  if (error && typeof error === 'object') {
+    return fromBodyParser(error as BodyParserError) ?? fromValidator(error as ValidatorError);
+  }
+  return undefined;
+}
+
+export const problemDetails: ErrorRequestHandler = (error, req, res, _next) => {
+  const requestId = req.requestId ?? 'unknown';
+  let problem = toHttpError(error);
+  if (!problem || problem.status >= 500) {
+    // Response validation failures land here too: they are our bug, never the client's.
+    req.log?.error('request failed', {
+      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+    });
+    if (!problem || problem.code !== 'not_implemented') {
+      problem = new HttpError(500, 'internal_error', 'the server failed to answer; the request id identifies it in the logs');
+    }
+  }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  const body = {
+    type: `urn:notes:problem:${problem.code}`,
+    title: problem.title ?? defaultTitles[problem.status],
+    status: problem.status,
+    detail: problem.message,
+    code: problem.code,
+    ...(problem.errors ? { errors: problem.errors } : {}),
+    request_id: requestId,
+  };
+  res.status(problem.status).type('application/problem+json; charset=utf-8').send(JSON.stringify(body));
+};

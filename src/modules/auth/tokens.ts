@@ -1,0 +1,46 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { currentTime } from '../../db/timestamps.ts';
+import type { User } from '../users/user.entity.ts';
+import { Token, type TokenScope } from './token.entity.ts';
+
+const TOKEN_PREFIX = 'nt_';
+
+export function hashToken(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export type IssuedToken = { token: Token; secret: string };
+
+/** Creates a personal token; the secret is returned once and only its hash is stored. */
+export async function issueToken(
+  em: EntityManager,
+  user: User,
+  options: { scope: TokenScope; expiresInDays?: number | undefined; label?: string | undefined },
+): Promise<IssuedToken> {
+  const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const expiresAt = options.expiresInDays === undefined ? null : new Date(currentTime().getTime() + options.expiresInDays * 86_400_000);
+  const token = em.create(Token, {
+    user,
+    tokenHash: hashToken(secret),
+    prefix: secret.slice(0, 10),
+    scope: options.scope,
+    label: options.label ?? null,
+    expiresAt,
+    lastUsedAt: null,
+  });
+  await em.flush();
+  return { token, secret };
+}
+
+/** The token for a secret, with its user, if it exists and has not expired. */
+export async function findUsableToken(em: EntityManager, secret: string): Promise<{ token?: Token; expired: boolean }> {
+  const token = await em.findOne(Token, { tokenHash: hashToken(secret) }, { populate: ['user'] });
+  if (!token) return { expired: false };
+  if (token.expiresAt && token.expiresAt.getTime() <= Date.now()) return { expired: true };
+  return { token, expired: false };
+}
+
+export function looksLikeToken(value: string): boolean {
+  return value.startsWith(TOKEN_PREFIX);
+}

@@ -1,0 +1,30 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { createdAt, updatedAt } from '../../db/timestamps.ts';
+import { Issue } from '../issues/issue.entity.ts';
+import { Note } from '../notes/note.entity.ts';
+import { Page } from '../pages/page.entity.ts';
+import { User } from '../users/user.entity.ts';
+
+export type CommentType = 'note' | 'page' | 'issue';
+
+// One table for the three kinds of comment; `note` is always set (the note the commented object is in), `page` or
+// `issue` according to `type` (a check constraint keeps them consistent).
+export const CommentSchema = defineEntity({
+  name: 'Comment',
+  tableName: 'comments',
+  properties: {
+    id: p.integer().primary(),
+    type: p.string().length(8).$type<CommentType>(),
+    note: () => p.manyToOne(Note),
+    page: () => p.manyToOne(Page).nullable(),
+    issue: () => p.manyToOne(Issue).nullable(),
+    user: () => p.manyToOne(User),
+    body: p.text(),
+    mentions: () =>
+      p.manyToMany(User).pivotTable('comment_mentions').joinColumn('comment_id').inverseJoinColumn('user_id'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+});
+export class Comment extends CommentSchema.class {}
+CommentSchema.setClass(Comment);

@@ -1,0 +1,47 @@
+// Plain HTML views behind the `html_url` of users, teams and notes, so every link the API hands out resolves. They
+// take the same credentials as the API (bearer header or access_token) and show only what the caller may read.
+import express from 'express';
+import { authenticate } from '../../http/auth.ts';
+import { notFound } from '../../http/errors.ts';
+import type { AppServices } from '../../http/handler.ts';
+import { renderDescription } from '../notes/description.ts';
+import { noteName } from '../notes/note.presenter.ts';
+import { findReadableNote } from '../notes/notes.access.ts';
+import { reservedNames } from '../teams/names.ts';
+import { findTeamByName } from '../teams/teams.service.ts';
+import { findUserByUsername } from '../users/users.service.ts';
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`;
+}
+
+export function htmlRoutes({ urls }: AppServices): express.Router {
+  const router = express.Router();
+  const send = (res: express.Response, title: string, body: string) => {
+    res.type('text/html; charset=utf-8').send(page(title, body));
+  };
+
+  router.get('/users/:username', authenticate(), async (req, res) => {
+    const user = await findUserByUsername(req.em, req.params.username as string);
+    if (!user) throw notFound('user');
+    send(res, user.username, `<h1>${escapeHtml(user.name)}</h1><p>@${escapeHtml(user.username)}</p><img src="${urls.userAvatar(user.id)}" alt="">`);
+  });
+
+  router.get('/teams/:team', authenticate(), async (req, res) => {
+    const team = await findTeamByName(req.em, req.params.team as string);
+    send(res, team.name, `<h1>${escapeHtml(team.name)}</h1><img src="${urls.teamAvatar(team.id)}" alt="">`);
+  });
+
+  const skipReserved: express.RequestHandler = (req, _res, next) =>
+    reservedNames.has((req.params.team as string).toLowerCase()) ? next('route') : next();
+  router.get('/:team/:note', skipReserved, authenticate(), async (req, res) => {
+    const { note } = await findReadableNote(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string);
+    const teamLink = `<a href="${urls.team(note.team.name)}">${escapeHtml(note.team.name)}</a>`;
+    send(res, note.title, `<h1>${escapeHtml(note.title)}</h1><p>${teamLink} / ${escapeHtml(noteName(note))}</p><div>${renderDescription(note.description)}</div>`);
+  });
+  return router;
+}

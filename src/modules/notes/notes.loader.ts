@@ -1,0 +1,57 @@
+// Loads what presenting a list of notes needs, in a fixed number of queries however long the list: the originals
+// of forks, the memberships of every team involved (which also give the caller's roles), and which forks can pull.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { notePolicy } from '../access/policy.ts';
+import { membershipsOf } from '../teams/teams.loader.ts';
+import type { TeamView } from '../teams/team.presenter.ts';
+import type { Team } from '../teams/team.entity.ts';
+import { Note } from './note.entity.ts';
+import type { NoteView } from './note.presenter.ts';
+
+/** Forks (of those given) whose original has a page version the fork has not taken in yet. */
+async function forksThatCanPull(em: EntityManager, forkIds: readonly number[]): Promise<Set<number>> {
+  if (forkIds.length === 0) return new Set();
+  const rows = await em.execute<{ id: number }[]>(
+    `select fork.id from notes fork
+      where fork.id = any(?::int[]) and fork.forked_from_id is not null
+        and exists (
+          select 1 from pages original_page
+            join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
+           where original_page.note_id = fork.forked_from_id
+             and not exists (
+               select 1 from pages fork_page
+                where fork_page.note_id = fork.id and fork_page.origin_page_id = original_page.id
+                  and fork_page.base_version_id = latest.id))`,
+    [`{${forkIds.join(',')}}`],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+export async function loadNoteViews(em: EntityManager, callerId: number, notes: readonly Note[]): Promise<NoteView[]> {
+  const originalIds = [...new Set(notes.flatMap((note) => (note.forkedFrom ? [note.forkedFrom.id] : [])))];
+  const originals = originalIds.length === 0 ? [] : await em.find(Note, { id: { $in: originalIds } }, { populate: ['team'] });
+  const originalsById = new Map(originals.map((original) => [original.id, original]));
+  const teams = new Map<number, Team>();
+  for (const note of [...notes, ...originals]) teams.set(note.team.id, note.team);
+  const memberships = await membershipsOf(em, [...teams.keys()]);
+  const teamView = (team: Team): TeamView => {
+    const list = memberships.get(team.id) ?? [];
+    return { team, memberships: list, role: list.find((membership) => membership.user.id === callerId)?.role };
+  };
+  const candidates = notes.filter((note) => note.forkedFrom && originalsById.has(note.forkedFrom.id) && notePolicy.edit(teamView(note.team).role));
+  const pullable = await forksThatCanPull(em, candidates.map((note) => note.id));
+  return notes.map((note) => {
+    const original = note.forkedFrom ? originalsById.get(note.forkedFrom.id) : undefined;
+    return {
+      note,
+      team: teamView(note.team),
+      original: original && notePolicy.read(teamView(original.team).role, original) ? { note: original, team: teamView(original.team) } : undefined,
+      pullable: pullable.has(note.id),
+    };
+  });
+}
+
+export async function loadNoteView(em: EntityManager, callerId: number, note: Note): Promise<NoteView> {
+  const [view] = await loadNoteViews(em, callerId, [note]);
+  return view!;
+}

@@ -1,0 +1,47 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { createdAt, updatedAt } from '../../db/timestamps.ts';
+import { Note } from '../notes/note.entity.ts';
+import { User } from '../users/user.entity.ts';
+
+export const PageSchema = defineEntity({
+  name: 'Page',
+  tableName: 'pages',
+  properties: {
+    id: p.integer().primary(),
+    note: () => p.manyToOne(Note),
+    parent: () => p.manyToOne(Page).nullable(),
+    position: p.integer().default(0),
+    title: p.string().length(255),
+    content: p.text().default('').lazy(),
+    isCover: p.boolean().default(false),
+    // Bumped on every change; the page's ETag.
+    lockVersion: p.integer().default(1),
+    // Highest version index handed out for this page.
+    versionSequence: p.integer().default(0),
+    // In a fork: the page of the original it was copied from, and the original's version it was copied at.
+    originPage: () => p.manyToOne(Page).nullable(),
+    baseVersion: () => p.manyToOne(PageVersion).nullable(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+});
+export class Page extends PageSchema.class {}
+PageSchema.setClass(Page);
+
+export const PageVersionSchema = defineEntity({
+  name: 'PageVersion',
+  tableName: 'page_versions',
+  properties: {
+    id: p.integer().primary(),
+    page: () => p.manyToOne(Page),
+    note: () => p.manyToOne(Note),
+    index: p.integer(),
+    title: p.string().length(255),
+    content: p.text().lazy(),
+    diff: p.text().lazy(),
+    user: () => p.manyToOne(User),
+    createdAt: createdAt(),
+  },
+});
+export class PageVersion extends PageVersionSchema.class {}
+PageVersionSchema.setClass(PageVersion);

@@ -1,0 +1,38 @@
+// Outside the API: liveness, readiness, the bundled OpenAPI document and the built API reference.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express from 'express';
+import type { Orm } from '../../db/database.ts';
+import { HttpError } from '../../http/errors.ts';
+import { openApiDocumentPath } from '../../http/openapi.ts';
+
+export const docsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'index.html');
+
+export type Readiness = { shuttingDown: boolean };
+export const readiness: Readiness = { shuttingDown: false };
+
+export function systemRoutes({ orm }: { orm: Orm }): express.Router {
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (req, res) => {
+    if (readiness.shuttingDown) throw new HttpError(503, 'shutting_down', 'the server is shutting down');
+    try {
+      await orm.em.fork().execute('select 1');
+    } catch (error) {
+      req.log.warn('database not ready', { error: error instanceof Error ? error.message : String(error) });
+      throw new HttpError(503, 'database_unavailable', 'the database does not answer');
+    }
+    res.json({ status: 'ready' });
+  });
+  router.get(['/openapi.json'], (_req, res) => {
+    res.type('application/json; charset=utf-8').sendFile(openApiDocumentPath);
+  });
+  router.get(['/docs', '/docs/', '/docs/index.html'], (_req, res) => {
+    if (!existsSync(docsPath)) throw new HttpError(503, 'docs_not_built', 'the API reference is not built: run `make docs`');
+    res.type('text/html; charset=utf-8').sendFile(docsPath);
+  });
+  return router;
+}

@@ -1,0 +1,22 @@
+// Team names (and so usernames, since every user has a default team named after them) share one namespace with the
+// literal first path segments under /api/v1 and the site's own top-level paths.
+export const teamNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$/;
+
+export const reservedNames: ReadonlySet<string> = new Set([
+  // first segments under /api/v1
+  'notes', 'teams', 'users', 'usernames', 'me', 'my_issues', 'logs', 'checks', 'search', 'notifications', 'attachments',
+  // the site's own top-level paths
+  'verify_account', 'oauth', 'docs', 'api', 'admin', 'avatars', 'assets', 'health', 'healthz', 'readyz', 'metrics',
+  'openapi', 'static', 'public', 'login', 'logout', 'signin', 'signout', 'signup', 'register', 'settings', 'account',
+  'new', 'edit', 'help', 'about', 'support', 'status', 'system', 'root', 'www', 'mail', 'explore', 'dashboard',
+  'pages', 'issues', 'requests', 'comments', 'histories', 'forks', 'pull', 'contributors', 'tags', 'null', 'undefined',
+]);
+
+/** Why `name` cannot name a team or user, or undefined when it can (uniqueness is checked by the caller). */
+export function teamNameProblem(name: string): string | undefined {
+  if (!teamNamePattern.test(name)) {
+    return 'must be 1-39 characters of letters, digits, "_" and "-", starting with a letter or digit';
+  }
+  if (reservedNames.has(name.toLowerCase())) return `"${name}" is reserved`;
+  return undefined;
+}

@@ -1,0 +1,60 @@
+import type {
+  GetMeData, GetMeResponse, GetUserData, GetUserResponse, ListUserNotesData, ListUserNotesResponse,
+  ListUsernamesData, ListUsernamesResponse, ListUsersData, ListUsersResponse,
+} from '../../../generated/client/types.gen.ts';
+import { notFound } from '../../http/errors.ts';
+import { operation } from '../../http/handler.ts';
+import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { Membership } from '../teams/team.entity.ts';
+import { Note } from '../notes/note.entity.ts';
+import { loadNoteViews } from '../notes/notes.loader.ts';
+import { presentNote } from '../notes/note.presenter.ts';
+import { User } from './user.entity.ts';
+import { presentUser } from './user.presenter.ts';
+import { findUserByUsername } from './users.service.ts';
+
+export const userOperations = {
+  getMe: operation<GetMeData, GetMeResponse>(async (_input, { user, urls }) => presentUser(user, urls)),
+
+  listUsers: operation<ListUsersData, ListUsersResponse>(async ({ query }, context) => {
+    const page = pagination(query);
+    const [users, total] = await context.em.findAndCount(User, {}, { orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset });
+    sendPaginationHeaders(context, page, total);
+    return users.map((user) => presentUser(user, context.urls));
+  }),
+
+  getUser: operation<GetUserData, GetUserResponse>(async ({ path }, { em, urls }) => {
+    const user = await findUserByUsername(em, path.username);
+    if (!user) throw notFound('user');
+    return presentUser(user, urls);
+  }),
+
+  /** Notes of the teams the user belongs to, that the caller may read. */
+  listUserNotes: operation<ListUserNotesData, ListUserNotesResponse>(async ({ path, query }, context) => {
+    const { em, user: caller } = context;
+    const user = await findUserByUsername(em, path.username);
+    if (!user) throw notFound('user');
+    const [theirs, mine] = await Promise.all([
+      em.find(Membership, { user: user.id }, { fields: ['team'] }),
+      em.find(Membership, { user: caller.id }, { fields: ['team'] }),
+    ]);
+    const theirTeams = theirs.map((membership) => membership.team.id);
+    const myTeams = mine.map((membership) => membership.team.id);
+    const page = pagination(query);
+    const [notes, total] = await em.findAndCount(
+      Note,
+      { team: { $in: theirTeams }, $or: [{ isPrivate: false }, { team: { $in: myTeams } }] },
+      { populate: ['team'], orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset },
+    );
+    sendPaginationHeaders(context, page, total);
+    const views = await loadNoteViews(em, caller.id, notes);
+    return views.map((view) => presentNote(view, context.urls, 'read'));
+  }),
+
+  listUsernames: operation<ListUsernamesData, ListUsernamesResponse>(async ({ query }, context) => {
+    const page = pagination(query);
+    const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset });
+    sendPaginationHeaders(context, page, total);
+    return users.map((user) => user.username);
+  }),
+};

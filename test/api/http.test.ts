@@ -1,0 +1,118 @@
+// The request flow every operation shares: problem details, media types, sizes, methods, suffixes, system routes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Team } from '../../src/modules/teams/team.entity.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { anonymous, makeUser, type Actor } from '../support/factories.ts';
+
+let app: TestApp;
+let alice: Actor;
+
+beforeAll(async () => {
+  app = await startTestApp({ LIMIT_REQUEST_BODY_BYTES: '4096', RATE_LIMIT_PER_HOUR: '1000' });
+  alice = await makeUser(app, 'alice');
+});
+afterAll(async () => app?.close());
+
+describe('problem details', () => {
+  it('answers malformed JSON with 400 problem+json and changes nothing', async () => {
+    const answer = await alice.client.post('/api/v1/teams', { raw: { body: '{"team": {"name": "x"', contentType: 'application/json' } });
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(answer.body).toMatchObject({ status: 400, code: 'malformed_body', title: 'Bad Request' });
+    expect(answer.body.type).toMatch(/^urn:notes:problem:/);
+    expect(answer.body.request_id).toBeTruthy();
+    expect(answer.body).not.toHaveProperty('stack');
+  });
+
+  it('names the failing field with a JSON pointer', async () => {
+    const answer = await alice.client.post('/api/v1/teams', { json: { team: { name: 42 } } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors.some((error: { pointer?: string }) => error.pointer === '/team/name')).toBe(true);
+  });
+
+  it('answers an unknown media type with 415', async () => {
+    const answer = await alice.client.post('/api/v1/teams', { raw: { body: 'name=x', contentType: 'text/plain' } });
+    expect(answer.status).toBe(415);
+    expect(answer.body.code).toBe('unsupported_media_type');
+  });
+
+  it('answers an oversized body with 413 and stores nothing', async () => {
+    const answer = await alice.client.post('/api/v1/teams', { json: { team: { name: 'big' }, padding: 'x'.repeat(5000) } });
+    expect(answer.status).toBe(413);
+    expect(answer.body.code).toBe('payload_too_large');
+    expect(await app.em().count(Team, { name: 'big' })).toBe(0);
+  });
+
+  it('answers a wrong method with 405 and an unknown path with 404', async () => {
+    const wrongMethod = await alice.client.post('/api/v1/me');
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.body.code).toBe('method_not_allowed');
+    const unknown = await alice.client.get('/api/v1/no/such/path/here/at/all');
+    expect(unknown.status).toBe(404);
+    expect((await anonymous(app).get('/nothing-here-at-all/x/y/z')).status).toBe(404);
+  });
+
+  it('keeps a sane incoming request id and makes one otherwise', async () => {
+    const kept = await alice.client.get('/api/v1/me', { headers: { 'X-Request-Id': 'trace-12345678' } });
+    expect(kept.headers.get('x-request-id')).toBe('trace-12345678');
+    const made = await alice.client.get('/api/v1/me', { headers: { 'X-Request-Id': 'bad id with spaces' } });
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('operations not built yet', () => {
+  it('answer 501 not_implemented after authentication', async () => {
+    const answer = await alice.client.get('/api/v1/notifications');
+    expect(answer.status).toBe(501);
+    expect(answer.body.code).toBe('not_implemented');
+    expect((await anonymous(app).get('/api/v1/notifications')).status).toBe(401);
+  });
+});
+
+describe('rate limit', () => {
+  it('sends RateLimit headers on every answer', async () => {
+    const answer = await alice.client.get('/api/v1/me');
+    expect(answer.headers.get('ratelimit-limit')).toBe('1000');
+    expect(Number(answer.headers.get('ratelimit-remaining'))).toBeLessThan(1000);
+    expect(Number(answer.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+  });
+
+  it('answers 429 with Retry-After past the budget', async () => {
+    const limited = await startTestApp({ RATE_LIMIT_PER_HOUR: '3' });
+    try {
+      const bob = await makeUser(limited, 'bob');
+      const statuses = [];
+      for (let i = 0; i < 4; i += 1) statuses.push((await bob.client.get('/api/v1/me')).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      const answer = await bob.client.get('/api/v1/me');
+      expect(answer.body.code).toBe('rate_limited');
+      expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('system routes', () => {
+  it('answers /healthz and /readyz without a token', async () => {
+    expect((await anonymous(app).get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await anonymous(app).get('/readyz')).body).toEqual({ status: 'ready' });
+  });
+
+  it('serves the bundled OpenAPI document and the API reference', async () => {
+    const document = await anonymous(app).get('/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.body.openapi).toMatch(/^3\.1/);
+    const docs = await anonymous(app).get('/docs');
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toContain('text/html');
+  });
+
+  it('serves avatars as SVG, the same for the same id', async () => {
+    const first = await anonymous(app).get('/avatars/notes/7.svg');
+    expect(first.status).toBe(200);
+    expect(first.text).toMatch(/^<svg/);
+    expect((await anonymous(app).get('/avatars/notes/7.svg')).text).toBe(first.text);
+    expect((await anonymous(app).get('/avatars/things/7.svg')).status).toBe(404);
+  });
+});

@@ -1,0 +1,115 @@
+// The OpenAPI document against the code: generated/ is fresh, every operation is either built or listed as not
+// implemented (and those answer 501), and the API reference builds with every operation in it.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notImplementedOperations } from '../../src/http/not-implemented.ts';
+import { operations } from '../../src/http/operations.ts';
+import { checkOperationCoverage, loadOpenApiDocument, operationIds } from '../../src/http/openapi.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { makeUser, type Actor } from '../support/factories.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+const bin = path.join(root, 'node_modules', '.bin');
+const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+const run = (command: string, args: string[]) => execFileSync(path.join(bin, command), args, { cwd: root, env, stdio: 'pipe' }).toString();
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? filesUnder(full).map((file) => path.join(name, file)) : [name];
+  });
+}
+
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'contract-'));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('generated files', () => {
+  it('generated/openapi.json is the bundle of openapi/', () => {
+    run('redocly', ['bundle', 'openapi/openapi.yaml', '--output', path.join(scratch, 'openapi.json')]);
+    expect(JSON.parse(readFileSync(path.join(scratch, 'openapi.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(path.join(root, 'generated/openapi.json'), 'utf8')));
+  });
+
+  it('generated/client is what @hey-api/openapi-ts makes of it', () => {
+    const output = path.join(scratch, 'client');
+    run('openapi-ts', ['--file', 'openapi-ts.config.ts', '--output', output, '--silent']);
+    const committed = filesUnder(path.join(root, 'generated/client')).sort();
+    expect(filesUnder(output).sort()).toEqual(committed);
+    for (const file of committed) {
+      expect(readFileSync(path.join(output, file), 'utf8'), file).toBe(readFileSync(path.join(root, 'generated/client', file), 'utf8'));
+    }
+  }, 120_000);
+});
+
+describe('operation coverage', () => {
+  const document = loadOpenApiDocument();
+
+  it('describes the 53 operations of the contract plus the 14 additions', () => {
+    expect(operationIds(document)).toHaveLength(67);
+    expect(new Set(operationIds(document)).size).toBe(67);
+  });
+
+  it('has every operation either built or listed as not implemented, never both', () => {
+    expect(() => checkOperationCoverage(document, operations)).not.toThrow();
+    for (const id of notImplementedOperations) expect(operations[id], id).toBeUndefined();
+  });
+
+  it('lists no operation twice as not implemented', () => {
+    expect(new Set(notImplementedOperations).size).toBe(notImplementedOperations.length);
+  });
+});
+
+describe('operations not built yet', () => {
+  let app: TestApp;
+  let caller: Actor;
+  beforeAll(async () => {
+    app = await startTestApp();
+    caller = await makeUser(app, 'caller');
+  });
+  afterAll(async () => app?.close());
+
+  const document = loadOpenApiDocument() as unknown as {
+    paths: Record<string, Record<string, { operationId?: string; requestBody?: { content: Record<string, { schema?: unknown; example?: unknown }> } }>>;
+  };
+  const samples: Record<string, string> = { team: 'caller', note: '1', page: '1', index: '1', id: '1', username: 'caller' };
+  const cases: [string, string, string, unknown][] = [];
+  for (const [template, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!operation?.operationId || !notImplementedOperations.includes(operation.operationId)) continue;
+      const url = template.replace(/\{(\w+)\}/g, (_, name: string) => samples[name] ?? '1');
+      const json = operation.requestBody?.content['application/json'];
+      const body = json?.example ?? (json?.schema as { example?: unknown } | undefined)?.example;
+      cases.push([operation.operationId, method.toUpperCase(), url, body]);
+    }
+  }
+
+  it.each(cases)('%s answers 501 not_implemented', async (_id, method, url, body) => {
+    const multipart = url.endsWith('/attachments') && method === 'POST';
+    let answer;
+    if (multipart) {
+      const form = new FormData();
+      form.append('file', new Blob(['hello']), 'hello.txt');
+      const response = await fetch(app.baseUrl + url, { method, body: form, headers: { Authorization: `Bearer ${caller.token}` } });
+      answer = { status: response.status, body: await response.json() };
+    } else {
+      answer = await caller.client.request(method, url, body === undefined ? {} : { json: body });
+    }
+    expect(answer.status).toBe(501);
+    expect(answer.body.code).toBe('not_implemented');
+  });
+});
+
+describe('API reference', () => {
+  it('builds into one self-contained page with every operation', () => {
+    const output = path.join(scratch, 'docs.html');
+    run('redocly', ['build-docs', 'generated/openapi.json', '--output', output]);
+    const html = readFileSync(output, 'utf8');
+    expect(html).not.toMatch(/<script[^>]+src="https?:/);
+    for (const id of operationIds(loadOpenApiDocument())) expect(html, id).toContain(`"operationId":"${id}"`);
+  }, 120_000);
+});

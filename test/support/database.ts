@@ -1,0 +1,36 @@
+// One database per test file: an in-memory PGlite (TEST_DATABASE=pglite, the default), or a fresh database on the
+// PostgreSQL server that scripts/run-tests.sh started (TEST_DATABASE=postgres, TEST_DATABASE_URL=server URL).
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
+
+export const databaseKind = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'pglite';
+
+export async function openTestDatabase(): Promise<Database> {
+  if (databaseKind === 'pglite') {
+    const database = await openDatabase({});
+    await migrate(database.orm);
+    return database;
+  }
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) throw new Error('TEST_DATABASE=postgres needs TEST_DATABASE_URL (scripts/run-tests.sh sets it)');
+  const name = `notes_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ databaseUrl: url.toString() });
+  await migrate(database.orm);
+  return {
+    ...database,
+    async close() {
+      await database.close();
+      const cleanup = new pg.Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
