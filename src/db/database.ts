@@ -31,7 +31,7 @@ async function initOrm(connection: Record<string, unknown>, debug = false): Prom
     driver: PostgreSqlDriver,
     entities,
     extensions: [Migrator],
-    migrations: { migrationsList: migrationsList(), transactional: true, allOrNothing: true, silent: true },
+    migrations: { migrationsList: migrationsList(), transactional: true, allOrNothing: true, silent: true, snapshot: false },
     allowGlobalContext: false,
     debug,
     ...connection,
