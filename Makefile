@@ -14,19 +14,19 @@ node_modules/.package-lock.json: package-lock.json
 install: node_modules/.package-lock.json
 
 ## make run: install what is missing, migrate, start the server on the embedded database (DATA_DIR, default ./data)
-run: install
-	@[ -f docs/index.html ] || $(MAKE) --no-print-directory docs
+run: install docs
 	node src/server.ts
 
 ## make test: every check the project has (typecheck, lint, generated files fresh, the suite on PGlite and PostgreSQL)
-test: install
+test: install docs
 	bash scripts/run-tests.sh $(ARGS)
 
 ## make generate: bundle the OpenAPI document and regenerate the types and the client SDK in generated/
 generate: install
 	npm run -s generate
 
-## make docs: build the self-contained API reference into docs/index.html
+## make docs: build the self-contained API reference into docs/index.html (not committed: `make run` and
+## `make test` rebuild it from generated/openapi.json, so it is never stale)
 docs: install
 	npm run -s docs
 

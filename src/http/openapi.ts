@@ -75,6 +75,8 @@ export function openApiMiddleware(
     validateSecurity: false,
     validateFormats: true,
     ignoreUndocumented: false,
+    // route on req.url, which the `.json` suffix and access_token handling have already rewritten
+    useRequestUrl: true,
     fileUploader: { limits: { fileSize: services.config.limits.attachmentBytes, files: 1, fields: 20, parts: 21 } },
     operationHandlers: { basePath: '', resolver: resolver as never },
   }) as unknown as RequestHandler[];

@@ -95,14 +95,13 @@ export function toHttpError(error: unknown): HttpError | undefined {
 export const problemDetails: ErrorRequestHandler = (error, req, res, _next) => {
   const requestId = req.requestId ?? 'unknown';
   let problem = toHttpError(error);
-  if (!problem || problem.status >= 500) {
-    // Response validation failures land here too: they are our bug, never the client's.
+  if (!problem || (problem.status === 500 && !(error instanceof HttpError))) {
+    // Unknown errors, and response validation failures (our bug, never the client's), leave as a generic 500; the
+    // stack goes to the log only.
     req.log?.error('request failed', {
       error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
     });
-    if (!problem || problem.code !== 'not_implemented') {
-      problem = new HttpError(500, 'internal_error', 'the server failed to answer; the request id identifies it in the logs');
-    }
+    problem = new HttpError(500, 'internal_error', 'the server failed to answer; the request id identifies it in the logs');
   }
   if (res.headersSent) {
     res.end();
@@ -110,7 +109,7 @@ export const problemDetails: ErrorRequestHandler = (error, req, res, _next) => {
   }
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   const body = {
-    type: `urn:notes:problem:${problem.code}`,
+    type: 'about:blank',
     title: problem.title ?? defaultTitles[problem.status],
     status: problem.status,
     detail: problem.message,

@@ -71,7 +71,7 @@ describe('listTeamNotes', () => {
     const closed = await makeNote(app, team, manager.user, { title: 'closed', isPrivate: true });
     const mine = await manager.client.get('/api/v1/teams/notey/notes');
     expect(mine.status).toBe(200);
-    expect(mine.body.map((note: { id: number }) => note.id)).toEqual([open.id, closed.id]);
+    expect(mine.body.map((note: { id: number }) => note.id)).toEqual([closed.id, open.id]); // most recent first
     const theirs = await outsider.client.get('/api/v1/teams/notey/notes');
     expect(theirs.body.map((note: { id: number }) => note.id)).toEqual([open.id]);
   });

@@ -4,12 +4,12 @@ import type {
 } from '../../../generated/client/types.gen.ts';
 import { noContent, operation, type HandlerContext } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
-import { Membership } from '../teams/team.entity.ts';
-import { findTeamByName } from '../teams/teams.service.ts';
+import { sql } from '@mikro-orm/core';
+import { Membership, Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
 import { presentNote, type NoteVariant } from './note.presenter.ts';
 import { findReadableNote } from './notes.access.ts';
-import { loadNoteView, loadNoteViews } from './notes.loader.ts';
+import { loadNoteView, loadNoteViews, recentFirst } from './notes.loader.ts';
 import { createNote, deleteNote, updateNote } from './notes.service.ts';
 
 async function presentOne(context: HandlerContext, noteId: number, variant: NoteVariant) {
@@ -38,14 +38,15 @@ export const noteOperations = {
     const { em, user } = context;
     let teamIds = (await em.find(Membership, { user: user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
     if (query.team !== undefined) {
-      const team = await findTeamByName(em, query.team);
-      teamIds = teamIds.filter((id) => id === team.id);
+      // a team that does not exist, or that the caller is not in, simply contributes no notes
+      const team = await em.findOne(Team, { [sql.lower('name')]: query.team.toLowerCase() });
+      teamIds = teamIds.filter((id) => id === team?.id);
     }
     const page = pagination(query);
     const [notes, total] = await em.findAndCount(
       Note,
       { team: { $in: teamIds }, ...noteFilters[query.type ?? 'all'] },
-      { populate: ['team'], orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset },
+      { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadNoteViews(em, user.id, notes);

@@ -8,6 +8,9 @@ import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
 import type { NoteView } from './note.presenter.ts';
 
+/** How every list of notes is ordered: most recently updated first, newest first among equals. */
+export const recentFirst = { updatedAt: 'desc', id: 'desc' } as const;
+
 /** Forks (of those given) whose original has a page version the fork has not taken in yet. */
 async function forksThatCanPull(em: EntityManager, forkIds: readonly number[]): Promise<Set<number>> {
   if (forkIds.length === 0) return new Set();

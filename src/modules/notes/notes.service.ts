@@ -19,7 +19,7 @@ async function teamForNote(em: EntityManager, name: string): Promise<Team> {
   try {
     return await findTeamByName(em, name);
   } catch {
-    throw unprocessable('unknown_team', `no team is named "${name}"`, [{ pointer: '/note/team', detail: 'no such team' }]);
+    throw unprocessable('unprocessable', `no team is named "${name}"`, [{ pointer: '/note/team', detail: 'no such team' }]);
   }
 }
 
@@ -49,14 +49,14 @@ export async function createNote(em: EntityManager, caller: User, fields: NoteFi
   });
 }
 
-/** Updates the note; a different `team` moves it, which takes a manager here and a member there. */
+/** Updates the note; a different `team` moves it, which takes a manager of both teams. */
 export async function updateNote(em: EntityManager, caller: User, note: Note, role: Role, fields: NoteFields & { slugGiven: boolean }): Promise<Note> {
   if (!notePolicy.edit(role)) throw forbidden('only members of the note\'s team may edit it');
   let targetTeam: Team = note.team;
   if (fields.team.toLowerCase() !== note.team.name.toLowerCase()) {
     targetTeam = await teamForNote(em, fields.team);
     if (!notePolicy.manage(role)) throw forbidden('only a manager of the note\'s team may move it to another team');
-    if (!teamPolicy.createNote(await roleIn(em, caller.id, targetTeam.id))) throw forbidden(`only members of ${targetTeam.name} may move notes into it`);
+    if (!teamPolicy.manage(await roleIn(em, caller.id, targetTeam.id))) throw forbidden(`only a manager of ${targetTeam.name} may move notes into it`);
   }
   return em.transactional(async (tx) => {
     const managed = await tx.findOneOrFail(Note, note.id, { populate: ['team'] });

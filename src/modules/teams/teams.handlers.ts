@@ -1,3 +1,4 @@
+import { sql } from '@mikro-orm/core';
 import type {
   AddTeamUserData, AddTeamUserResponse, CreateTeamData, CreateTeamResponse, DeleteTeamData, GetTeamData, GetTeamResponse,
   ListTeamNotesData, ListTeamNotesResponse, ListTeamsData, ListTeamsResponse, RemoveTeamUserData, RemoveTeamUserResponse,
@@ -6,7 +7,7 @@ import type {
 import { noContent, operation, type HandlerContext } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { Note } from '../notes/note.entity.ts';
-import { loadNoteViews } from '../notes/notes.loader.ts';
+import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { Membership, Team } from './team.entity.ts';
 import { presentTeam } from './team.presenter.ts';
@@ -37,7 +38,7 @@ export const teamOperations = {
     const [teams, total] = await context.em.findAndCount(
       Team,
       { memberships: { user: context.user.id } },
-      { orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset },
+      { orderBy: [{ isDefault: 'desc' }, { [sql.lower('name')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadTeamViews(context.em, context.user.id, teams);
@@ -56,7 +57,7 @@ export const teamOperations = {
     const [notes, total] = await context.em.findAndCount(
       Note,
       member ? { team: team.id } : { team: team.id, isPrivate: false },
-      { populate: ['team'], orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset },
+      { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadNoteViews(context.em, context.user.id, notes);

@@ -67,7 +67,7 @@ export async function deleteTeam(em: EntityManager, team: Team): Promise<void> {
 /** Adds a user to the team, or changes the role of a user already in it. */
 export async function setTeamUser(em: EntityManager, team: Team, username: string, role: TeamRole): Promise<void> {
   const user = await findUserByUsername(em, username);
-  if (!user) throw unprocessable('unknown_user', `no user is named "${username}"`, [{ pointer: '/username', detail: 'no such user' }]);
+  if (!user) throw unprocessable('unprocessable', `no user is named "${username}"`, [{ pointer: '/username', detail: 'no such user' }]);
   await em.transactional(async (tx) => {
     await lockTeam(tx, team.id);
     const existing = await tx.findOne(Membership, { team: team.id, user: user.id });

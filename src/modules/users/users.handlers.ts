@@ -1,3 +1,4 @@
+import { sql } from '@mikro-orm/core';
 import type {
   GetMeData, GetMeResponse, GetUserData, GetUserResponse, ListUserNotesData, ListUserNotesResponse,
   ListUsernamesData, ListUsernamesResponse, ListUsersData, ListUsersResponse,
@@ -7,7 +8,7 @@ import { operation } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { Note } from '../notes/note.entity.ts';
-import { loadNoteViews } from '../notes/notes.loader.ts';
+import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { User } from './user.entity.ts';
 import { presentUser } from './user.presenter.ts';
@@ -44,7 +45,7 @@ export const userOperations = {
     const [notes, total] = await em.findAndCount(
       Note,
       { team: { $in: theirTeams }, $or: [{ isPrivate: false }, { team: { $in: myTeams } }] },
-      { populate: ['team'], orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset },
+      { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadNoteViews(em, caller.id, notes);
@@ -53,7 +54,7 @@ export const userOperations = {
 
   listUsernames: operation<ListUsernamesData, ListUsernamesResponse>(async ({ query }, context) => {
     const page = pagination(query);
-    const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset });
+    const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: [{ [sql.lower('username')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset });
     sendPaginationHeaders(context, page, total);
     return users.map((user) => user.username);
   }),
