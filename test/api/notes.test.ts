@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Note } from '../../src/modules/notes/note.entity.ts';
+import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 
@@ -39,6 +40,11 @@ describe('createNote', () => {
     const note = await stored(answer.body.id);
     expect(note).toMatchObject({ slug: 'handbook', title: 'Handbook', isPrivate: true });
     expect(note!.user.id).toBe(member.user.id);
+    // the rest of the team hears of it; the author does not
+    const notified = await app.em().find(Notification, { note: note!.id }, { orderBy: { user: 'asc' } });
+    expect(notified.map((row) => [row.user.id, row.fromUser.id, row.event, row.type])).toEqual(
+      [manager.user.id, reader.user.id].sort((a, b) => a - b).map((id) => [id, member.user.id, 'new_note', 'note']),
+    );
   });
 
   it('without a slug, uses the id as name and in URLs', async () => {

@@ -4,6 +4,7 @@ import { notePolicy, teamPolicy, type Role } from '../access/policy.ts';
 import { roleIn } from '../access/roles.ts';
 import { Team } from '../teams/team.entity.ts';
 import { findTeamByName } from '../teams/teams.service.ts';
+import { notifyNewNote } from '../notifications/notifications.service.ts';
 import type { User } from '../users/user.entity.ts';
 import { Note } from './note.entity.ts';
 
@@ -44,6 +45,8 @@ export async function createNote(em: EntityManager, caller: User, fields: NoteFi
       forkedFrom: null,
       pulledAt: null,
     });
+    await tx.flush();
+    await notifyNewNote(tx, note, caller);
     await tx.flush();
     return note;
   });

@@ -1,0 +1,53 @@
+// The generated client SDK, used as a client of the service would use it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../generated/client/client/index.ts';
+import { createNote, createTeam, getMe, getNote, listNotes, updateNote, addTeamUser, getTeam } from '../../generated/client/index.ts';
+import { Note } from '../../src/modules/notes/note.entity.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { makeUser, type Actor } from '../support/factories.ts';
+
+let app: TestApp;
+let alice: Actor;
+let bob: Actor;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  alice = await makeUser(app, 'alice');
+  bob = await makeUser(app, 'bob');
+});
+afterAll(async () => app?.close());
+
+const clientFor = (actor: Actor) => createClient({ baseUrl: app.baseUrl, auth: () => actor.token });
+
+describe('the generated client', () => {
+  it('drives teams and notes end to end', async () => {
+    const client = clientFor(alice);
+    const me = await getMe({ client, throwOnError: true });
+    expect(me.data.username).toBe('alice');
+
+    const team = await createTeam({ client, body: { team: { name: 'sdk-team' } }, throwOnError: true });
+    expect(team.data.role).toBe('manager');
+    await addTeamUser({ client, path: { team: 'sdk-team' }, body: { username: 'bob', role: 'member' }, throwOnError: true });
+
+    const created = await createNote({ client, body: { note: { title: 'From the SDK', team: 'sdk-team', slug: 'sdk-note', is_private: true } }, throwOnError: true });
+    expect(created.data.user_id).toBe(alice.user.id);
+
+    const updated = await updateNote({ client, path: { team: 'sdk-team', note: 'sdk-note' }, body: { note: { title: 'Renamed', team: 'sdk-team' } }, throwOnError: true });
+    expect(updated.data.title).toBe('Renamed');
+    expect((await app.em().findOneOrFail(Note, created.data.id)).title).toBe('Renamed');
+
+    const asBob = await getNote({ client: clientFor(bob), path: { team: 'sdk-team', note: 'sdk-note' }, throwOnError: true });
+    expect(asBob.data.can_manage).toBe(false);
+    const listed = await listNotes({ client: clientFor(bob), query: { team: 'sdk-team' }, throwOnError: true });
+    expect(listed.data.map((note) => note.id)).toEqual([created.data.id]);
+    const shown = await getTeam({ client: clientFor(bob), path: { team: 'sdk-team' }, throwOnError: true });
+    expect(shown.data.members.map((user) => user.username)).toEqual(['bob']);
+  });
+
+  it('gets problem details as typed errors', async () => {
+    const outsider = await makeUser(app, 'carol');
+    const result = await getNote({ client: clientFor(outsider), path: { team: 'sdk-team', note: 'sdk-note' } });
+    expect(result.response?.status).toBe(404);
+    expect(result.error).toMatchObject({ status: 404, code: 'not_found' });
+  });
+});
