@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { migrate, openDatabase } from './db/database.ts';
+import { DatabaseInUseError, migrate, openDatabase } from './db/database.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { readiness } from './modules/system/system.routes.ts';
@@ -62,7 +62,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? `configuration error: ${error.message}` : error instanceof Error ? error.stack ?? error.message : String(error);
+  const message =
+    error instanceof ConfigError ? `configuration error: ${error.message}`
+    : error instanceof DatabaseInUseError ? error.message
+    : error instanceof Error ? error.stack ?? error.message
+    : String(error);
   process.stderr.write(`${message}\n`);
   process.exit(1);
 });

@@ -12,6 +12,9 @@ import { migrationsList } from './migrations.ts';
 
 export type Orm = MikroORM;
 
+/** The embedded database is already served by a running server (PGlite allows one process). */
+export class DatabaseInUseError extends Error {}
+
 export type Database = {
   orm: Orm;
   kind: 'embedded' | 'embedded-shared' | 'postgres';
@@ -76,7 +79,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     }
     if (await socketIsLive(socketPath)) {
       if (!options.shareRunningServer) {
-        throw new Error(`another server is already running on ${options.dataDir} (socket ${socketPath})`);
+        throw new DatabaseInUseError(`another server is already running on ${options.dataDir} (socket ${socketPath})`);
       }
       const orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options.debug);
       return { orm, kind: 'embedded-shared', close: () => orm.close(true) };

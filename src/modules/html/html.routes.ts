@@ -7,7 +7,6 @@ import type { AppServices } from '../../http/handler.ts';
 import { renderDescription } from '../notes/description.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { findReadableNote } from '../notes/notes.access.ts';
-import { reservedNames } from '../teams/names.ts';
 import { findTeamByName } from '../teams/teams.service.ts';
 import { findUserByUsername } from '../users/users.service.ts';
 
@@ -36,9 +35,8 @@ export function htmlRoutes({ urls }: AppServices): express.Router {
     send(res, team.name, `<h1>${escapeHtml(team.name)}</h1><img src="${urls.teamAvatar(team.id)}" alt="">`);
   });
 
-  const skipReserved: express.RequestHandler = (req, _res, next) =>
-    reservedNames.has((req.params.team as string).toLowerCase()) ? next('route') : next();
-  router.get('/:team/:note', skipReserved, authenticate(), async (req, res) => {
+  // after /users/... and /teams/..., and after the system and avatar routes registered before this router
+  router.get('/:team/:note', authenticate(), async (req, res) => {
     const { note } = await findReadableNote(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string);
     const teamLink = `<a href="${urls.team(note.team.name)}">${escapeHtml(note.team.name)}</a>`;
     send(res, note.title, `<h1>${escapeHtml(note.title)}</h1><p>${teamLink} / ${escapeHtml(noteName(note))}</p><div>${renderDescription(note.description)}</div>`);

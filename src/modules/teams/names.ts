@@ -2,9 +2,13 @@
 // literal first path segments under /api/v1 and the site's own top-level paths.
 export const teamNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$/;
 
-export const reservedNames: ReadonlySet<string> = new Set([
-  // first segments under /api/v1
+/** The literal first segments under /api/v1: a team with one of these names could never be addressed. */
+export const apiSegments: ReadonlySet<string> = new Set([
   'notes', 'teams', 'users', 'usernames', 'me', 'my_issues', 'logs', 'checks', 'search', 'notifications', 'attachments',
+]);
+
+export const reservedNames: ReadonlySet<string> = new Set([
+  ...apiSegments,
   // the site's own top-level paths
   'verify_account', 'oauth', 'docs', 'api', 'admin', 'avatars', 'assets', 'health', 'healthz', 'readyz', 'metrics',
   'openapi', 'static', 'public', 'login', 'logout', 'signin', 'signout', 'signup', 'register', 'settings', 'account',
@@ -12,11 +16,24 @@ export const reservedNames: ReadonlySet<string> = new Set([
   'pages', 'issues', 'requests', 'comments', 'histories', 'forks', 'pull', 'contributors', 'tags', 'null', 'undefined',
 ]);
 
-/** Why `name` cannot name a team or user, or undefined when it can (uniqueness is checked by the caller). */
+/** Why `name` cannot name a team, or undefined when it can (uniqueness is checked by the caller). */
 export function teamNameProblem(name: string): string | undefined {
   if (!teamNamePattern.test(name)) {
     return 'must be 1-39 characters of letters, digits, "_" and "-", starting with a letter or digit';
   }
   if (reservedNames.has(name.toLowerCase())) return `"${name}" is reserved`;
+  return undefined;
+}
+
+/**
+ * Why `name` cannot name a user (and so their default team), or undefined. Users are made by an administrator, not
+ * through the API, so only the names that would make the default team unreachable are refused: `admin`, the
+ * default first user, is a fine username.
+ */
+export function usernameProblem(name: string): string | undefined {
+  if (!teamNamePattern.test(name)) {
+    return 'must be 1-39 characters of letters, digits, "_" and "-", starting with a letter or digit';
+  }
+  if (apiSegments.has(name.toLowerCase())) return `"${name}" is reserved`;
   return undefined;
 }

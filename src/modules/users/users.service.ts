@@ -1,7 +1,7 @@
 import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, unprocessable } from '../../http/errors.ts';
-import { teamNameProblem } from '../teams/names.ts';
+import { usernameProblem } from '../teams/names.ts';
 import { Membership, Team } from '../teams/team.entity.ts';
 import { User } from './user.entity.ts';
 
@@ -22,7 +22,7 @@ export async function nameIsTaken(em: EntityManager, name: string): Promise<bool
 
 /** Creates a user with their default team (named after them, `is_default`, the user its manager). */
 export async function createUser(em: EntityManager, input: NewUser): Promise<User> {
-  const problem = teamNameProblem(input.username);
+  const problem = usernameProblem(input.username);
   if (problem) throw unprocessable('invalid_name', `username ${problem}`, [{ pointer: '/username', detail: problem }]);
   return em.transactional(async (tx) => {
     if (await nameIsTaken(tx, input.username)) {
