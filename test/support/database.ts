@@ -6,12 +6,10 @@ import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
 
 export const databaseKind = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'pglite';
 
-export async function openTestDatabase(): Promise<Database> {
-  if (databaseKind === 'pglite') {
-    const database = await openDatabase({});
-    await migrate(database.orm);
-    return database;
-  }
+/** A database of its own for a test that runs the service as a separate process: a PostgreSQL URL, or undefined on the
+ * PGlite pass (where the process uses a DATA_DIR of its own instead). */
+export async function createScratchDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  if (databaseKind === 'pglite') return undefined;
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) throw new Error('TEST_DATABASE=postgres needs TEST_DATABASE_URL (scripts/run-tests.sh sets it)');
   const name = `notes_test_${randomBytes(6).toString('hex')}`;
@@ -21,16 +19,31 @@ export async function openTestDatabase(): Promise<Database> {
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const database = await openDatabase({ databaseUrl: url.toString() });
+  return {
+    url: url.toString(),
+    async drop() {
+      const cleanup = new pg.Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
+
+export async function openTestDatabase(): Promise<Database> {
+  if (databaseKind === 'pglite') {
+    const database = await openDatabase({});
+    await migrate(database.orm);
+    return database;
+  }
+  const scratch = await createScratchDatabaseUrl();
+  const database = await openDatabase({ databaseUrl: scratch!.url });
   await migrate(database.orm);
   return {
     ...database,
     async close() {
       await database.close();
-      const cleanup = new pg.Client({ connectionString: serverUrl });
-      await cleanup.connect();
-      await cleanup.query(`drop database if exists ${name} with (force)`);
-      await cleanup.end();
+      await scratch!.drop();
     },
   };
 }

@@ -1,0 +1,122 @@
+// The server and the admin command line as separate processes, the way `make run` and scripts use them: on the
+// embedded database (PGlite pass: the CLI reaches it through the running server's socket, or directly when no
+// server runs) and on DATABASE_URL (PostgreSQL pass).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../support/client.ts';
+import { createScratchDatabaseUrl } from '../support/database.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+const node = path.join(root, 'node_modules', '.bin', 'node');
+
+let dataDir: string;
+let scratch: Awaited<ReturnType<typeof createScratchDatabaseUrl>>;
+let env: NodeJS.ProcessEnv;
+let server: ChildProcess | undefined;
+let serverOutput = '';
+let baseUrl: string;
+
+function admin(...args: string[]) {
+  const result = spawnSync(node, ['src/cli/admin.ts', ...args], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, lastLine: result.stdout.trim().split('\n').at(-1) ?? '' };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer(): Promise<void> {
+  serverOutput = '';
+  server = spawn(node, ['src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
+  server.stderr!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!serverOutput.includes('API docs:')) {
+    if (Date.now() > deadline || server.exitCode !== null) throw new Error(`server did not start:\n${serverOutput}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stopServer(): Promise<number | null> {
+  if (!server || server.exitCode !== null) return server?.exitCode ?? null;
+  const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
+  server.kill('SIGTERM');
+  return exited;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'notes-cli-'));
+  scratch = await createScratchDatabaseUrl();
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  env = {
+    PATH: `${path.join(root, 'node_modules', '.bin')}:${process.env.PATH}`,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    PUBLIC_URL: baseUrl,
+    DATA_DIR: dataDir,
+    ADMIN_USERNAME: 'root-admin',
+    LOG_LEVEL: 'warn',
+    ...(scratch ? { DATABASE_URL: scratch.url } : {}),
+  };
+});
+afterAll(async () => {
+  await stopServer();
+  await scratch?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('server and admin command line', () => {
+  it('prints a working token for the first user on first start', async () => {
+    await startServer();
+    const token = /first user "root-admin" created.*\n\s+(nt_\S+)/.exec(serverOutput)?.[1];
+    expect(token, serverOutput).toBeDefined();
+    const me = await new ApiClient(baseUrl, token).get('/api/v1/me');
+    expect(me.status).toBe(200);
+    expect(me.body.username).toBe('root-admin');
+  });
+
+  it('creates users and tokens while the server runs; the token is the last line', async () => {
+    expect(admin('create-user', 'carol', '--name', 'Carol C', '--lang', 'ja').status).toBe(0);
+    const created = admin('create-token', 'carol', '--scope', 'read', '--expires-in', '7');
+    expect(created.status).toBe(0);
+    expect(created.lastLine).toMatch(/^nt_[A-Za-z0-9_-]{43}$/);
+    const carol = new ApiClient(baseUrl, created.lastLine);
+    const me = await carol.get('/api/v1/me');
+    expect(me.body).toMatchObject({ username: 'carol', name: 'Carol C', lang: { code: 'ja' } });
+    expect((await carol.post('/api/v1/teams', { json: { team: { name: 'by-carol' } } })).status).toBe(403);
+    expect(admin('list-users').stdout).toMatch(/\tcarol\tCarol C\tja/);
+    expect(admin('revoke-token', created.lastLine).status).toBe(0);
+    expect((await carol.get('/api/v1/me')).status).toBe(401);
+  });
+
+  it('refuses bad input with a message and a non-zero status, changing nothing', async () => {
+    const taken = admin('create-user', 'CAROL');
+    expect(taken.status).toBe(1);
+    expect(taken.stderr).toContain('already taken');
+    expect(admin('create-user', 'notes').status).toBe(1);
+    expect(admin('create-user', 'bad name').status).toBe(1);
+    expect(admin('create-token', 'nobody-here').status).toBe(1);
+    expect(admin('create-token', 'carol', '--scope', 'admin').status).toBe(2);
+    expect(admin('frobnicate').status).toBe(2);
+    expect(admin('list-users').stdout.split('\n').filter((line) => /^\d+\t/.test(line))).toHaveLength(2);
+  });
+
+  it('stops gracefully on SIGTERM, and the command line then works without the server', async () => {
+    expect(await stopServer()).toBe(0);
+    const token = admin('create-token', 'carol').lastLine;
+    expect(token).toMatch(/^nt_/);
+    await startServer();
+    expect(serverOutput).not.toContain('first user');
+    expect((await new ApiClient(baseUrl, token).get('/api/v1/me')).body.username).toBe('carol');
+  });
+});
