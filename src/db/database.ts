@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { DefaultLogger, type LogContext } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { entities } from './entities.ts';
@@ -29,14 +30,28 @@ export function embeddedSocketPath(dataDir: string): string {
   return path.join(dataDir, `.s.PGSQL.${SOCKET_PORT}`);
 }
 
-async function initOrm(connection: Record<string, unknown>, debug = false): Promise<Orm> {
+/** Called with the SQL of every query the ORM runs (tests count them to show lists cost a fixed number). */
+export type QueryObserver = (sql: string) => void;
+
+async function initOrm(connection: Record<string, unknown>, options: Pick<OpenOptions, 'debug' | 'onQuery'>): Promise<Orm> {
+  const onQuery = options.onQuery;
   return MikroORM.init({
     driver: PostgreSqlDriver,
     entities,
     extensions: [Migrator],
     migrations: { migrationsList: migrationsList(), transactional: true, allOrNothing: true, silent: true, snapshot: false },
     allowGlobalContext: false,
-    debug,
+    debug: onQuery ? ['query'] : (options.debug ?? false),
+    ...(onQuery
+      ? {
+          loggerFactory: (loggerOptions: ConstructorParameters<typeof DefaultLogger>[0]) =>
+            new (class extends DefaultLogger {
+              override logQuery(context: LogContext & { query: string }): void {
+                onQuery(context.query);
+              }
+            })({ ...loggerOptions, writer: () => undefined }),
+        }
+      : {}),
     ...connection,
   });
 }
@@ -61,11 +76,12 @@ export type OpenOptions = {
   /** When a server already serves this DATA_DIR: connect to it (admin CLI) instead of failing (server). */
   shareRunningServer?: boolean;
   debug?: boolean;
+  onQuery?: QueryObserver;
 };
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const orm = await initOrm({ clientUrl: options.databaseUrl, pool: { min: 0, max: 10 } }, options.debug);
+    const orm = await initOrm({ clientUrl: options.databaseUrl, pool: { min: 0, max: 10 } }, options);
     return { orm, kind: 'postgres', close: () => orm.close(true) };
   }
   let socketDir: string;
@@ -81,7 +97,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       if (!options.shareRunningServer) {
         throw new DatabaseInUseError(`another server is already running on ${options.dataDir} (socket ${socketPath})`);
       }
-      const orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options.debug);
+      const orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options);
       return { orm, kind: 'embedded-shared', close: () => orm.close(true) };
     }
     rmSync(socketPath, { force: true }); // left behind by a server that did not stop cleanly
@@ -96,7 +112,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   await socketServer.start();
   let orm: Orm;
   try {
-    orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options.debug);
+    orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options);
   } catch (error) {
     await socketServer.stop();
     await pglite.close();

@@ -14,11 +14,14 @@ export type TestApp = {
   database: Database;
   /** A fresh entity manager, for factories and for checking stored state. */
   em(): EntityManager;
+  /** Counts the SQL queries run while `action` runs (only when started with `countQueries`). */
+  countQueries(action: () => Promise<unknown>): Promise<number>;
   close(): Promise<void>;
 };
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await openTestDatabase();
+export async function startTestApp(env: Record<string, string> = {}, options: { countQueries?: boolean } = {}): Promise<TestApp> {
+  let queries = 0;
+  const database = await openTestDatabase(options.countQueries ? () => (queries += 1) : undefined);
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -31,6 +34,12 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     config,
     database,
     em: () => database.orm.em.fork(),
+    async countQueries(action) {
+      if (!options.countQueries) throw new Error('start the app with { countQueries: true }');
+      const before = queries;
+      await action();
+      return queries - before;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,7 +2,7 @@
 // PostgreSQL server that scripts/run-tests.sh started (TEST_DATABASE=postgres, TEST_DATABASE_URL=server URL).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
+import { migrate, openDatabase, type Database, type QueryObserver } from '../../src/db/database.ts';
 
 export const databaseKind = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'pglite';
 
@@ -30,14 +30,14 @@ export async function createScratchDatabaseUrl(): Promise<{ url: string; drop():
   };
 }
 
-export async function openTestDatabase(): Promise<Database> {
+export async function openTestDatabase(onQuery?: QueryObserver): Promise<Database> {
   if (databaseKind === 'pglite') {
-    const database = await openDatabase({});
+    const database = await openDatabase(onQuery ? { onQuery } : {});
     await migrate(database.orm);
     return database;
   }
   const scratch = await createScratchDatabaseUrl();
-  const database = await openDatabase({ databaseUrl: scratch!.url });
+  const database = await openDatabase({ databaseUrl: scratch!.url, ...(onQuery ? { onQuery } : {}) });
   await migrate(database.orm);
   return {
     ...database,

@@ -1,0 +1,49 @@
+// Lists cost a fixed number of queries however long they are: presenters embed teams with all their users, forks
+// with their originals, but everything is loaded in batches.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+
+let app: TestApp;
+let reader: Actor;
+
+async function grow(count: number) {
+  for (let i = 0; i < count; i += 1) {
+    const others = await Promise.all([makeUser(app), makeUser(app)]);
+    const team = await makeTeam(app, `grown-${app.baseUrl.length}-${Date.now() % 100000}-${i}-${Math.random().toString(36).slice(2, 6)}`, [
+      { user: reader.user, role: i % 2 === 0 ? 'manager' : 'member' },
+      { user: others[0]!.user, role: 'manager' },
+      { user: others[1]!.user, role: 'member' },
+    ]);
+    const original = await makeNote(app, team, reader.user, { title: `note ${i}`, isPrivate: i % 3 === 0 });
+    await makeNote(app, reader.user.username, reader.user, { title: `fork ${i}`, forkedFrom: original });
+  }
+}
+
+beforeAll(async () => {
+  app = await startTestApp({}, { countQueries: true });
+  reader = await makeUser(app, 'counter');
+});
+afterAll(async () => app?.close());
+
+describe('lists load in a fixed number of queries', () => {
+  it('whatever the number of notes, teams and users', async () => {
+    const lists = ['/api/v1/notes', '/api/v1/teams', '/api/v1/users/counter/notes', '/api/v1/teams/counter/notes', '/api/v1/users'];
+    const measure = async () => {
+      // the token's last_used_at is written at most once a minute: let that happen outside the measurement
+      await reader.client.get('/api/v1/me');
+      const counts: Record<string, number> = {};
+      for (const path of lists) {
+        counts[path] = await app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+      }
+      return counts;
+    };
+    await grow(2);
+    const small = await measure();
+    await grow(12);
+    const large = await measure();
+    expect((await reader.client.get('/api/v1/notes')).body.length).toBe(28);
+    expect(large).toEqual(small);
+    expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(8);
+  });
+});
