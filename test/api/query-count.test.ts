@@ -44,6 +44,7 @@ describe('lists load in a fixed number of queries', () => {
     const large = await measure();
     expect((await reader.client.get('/api/v1/notes')).body.length).toBe(28);
     expect(large).toEqual(small);
-    expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(8);
+    // token, count, page, roles or memberships of both sides, originals of forks, pull status: a handful, never per row
+    expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(10);
   });
 });
