@@ -30,6 +30,13 @@ describe('problem details', () => {
     expect(answer.body.errors.some((error: { pointer?: string }) => error.pointer === '/team/name')).toBe(true);
   });
 
+  it('answers a malformed multipart body with 400', async () => {
+    const body = '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc';
+    const answer = await alice.client.post('/api/v1/alice/1/attachments', { raw: { body, contentType: 'multipart/form-data; boundary=xyz' } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('malformed_body');
+  });
+
   it('answers an unknown media type with 415', async () => {
     const answer = await alice.client.post('/api/v1/teams', { raw: { body: 'name=x', contentType: 'text/plain' } });
     expect(answer.status).toBe(415);
