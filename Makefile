@@ -33,6 +33,10 @@ docs: install
 lint: install
 	npm run -s lint
 
+## make bench: benchmarks, reported as ratios against a baseline measured in the same run
+bench: install
+	node scripts/bench-diff.ts
+
 typecheck: install
 	npm run -s typecheck
 

@@ -898,7 +898,9 @@ export type PageInput = {
     page: {
         title: string;
         /**
-         * The page's content (HTML); at most 1 MiB of UTF-8, else 400 `validation_failed`.
+         * The page's content (HTML), stored exactly as sent; at most 1 MiB of UTF-8 (`LIMIT_PAGE_CONTENT_BYTES`),
+         * else 413 `payload_too_large`.
+         *
          */
         content: string;
         /**
@@ -918,7 +920,9 @@ export type PageUpdateInput = {
     page: {
         title?: string;
         /**
-         * The page's content (HTML); at most 1 MiB of UTF-8, else 400 `validation_failed`.
+         * The page's content (HTML), stored exactly as sent; at most 1 MiB of UTF-8 (`LIMIT_PAGE_CONTENT_BYTES`),
+         * else 413 `payload_too_large`.
+         *
          */
         content?: string;
         /**

@@ -2,6 +2,7 @@
 // not-implemented.ts.
 import type { BoundOperation } from './handler.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
+import { pageOperations } from '../modules/pages/pages.handlers.ts';
 import { teamOperations } from '../modules/teams/teams.handlers.ts';
 import { userOperations } from '../modules/users/users.handlers.ts';
 
@@ -9,4 +10,5 @@ export const operations: Record<string, BoundOperation> = {
   ...userOperations,
   ...teamOperations,
   ...noteOperations,
+  ...pageOperations,
 } as Record<string, BoundOperation>;

@@ -4,7 +4,8 @@ import express from 'express';
 import { authenticate } from '../../http/auth.ts';
 import { notFound } from '../../http/errors.ts';
 import type { AppServices } from '../../http/handler.ts';
-import { renderDescription } from '../notes/description.ts';
+import { renderDescription, sanitizeHtml } from '../notes/description.ts';
+import { findReadablePage } from '../pages/pages.access.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { findReadableNote } from '../notes/notes.access.ts';
 import { findTeamByName } from '../teams/teams.service.ts';
@@ -40,6 +41,12 @@ export function htmlRoutes({ urls }: AppServices): express.Router {
     const { note } = await findReadableNote(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string);
     const teamLink = `<a href="${urls.team(note.team.name)}">${escapeHtml(note.team.name)}</a>`;
     send(res, note.title, `<h1>${escapeHtml(note.title)}</h1><p>${teamLink} / ${escapeHtml(noteName(note))}</p><div>${renderDescription(note.description)}</div>`);
+  });
+  const numericPage: express.RequestHandler = (req, _res, next) => next(/^\d{1,15}$/.test(req.params.page as string) ? undefined : 'route');
+  router.get('/:team/:note/:page', numericPage, authenticate(), async (req, res) => {
+    const { note, page } = await findReadablePage(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string, Number(req.params.page));
+    const noteLink = `<a href="${urls.note(note.team.name, noteName(note))}">${escapeHtml(note.title)}</a>`;
+    send(res, page.title, `<p>${noteLink}</p><h1>${escapeHtml(page.title)}</h1><div>${sanitizeHtml(page.content)}</div>`);
   });
   return router;
 }
