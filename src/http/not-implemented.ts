@@ -4,7 +4,6 @@
 export const notImplementedOperations: readonly string[] = [
   // page comments and histories
   'listPageComments', 'createPageComment', 'deletePageComment',
-  'listPageVersions', 'getPageVersion', 'diffPageVersions', 'restorePageVersion', 'listContributors',
   // note comments
   'listNoteComments', 'createNoteComment', 'deleteNoteComment',
   // forks

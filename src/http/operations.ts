@@ -3,6 +3,7 @@
 import type { BoundOperation } from './handler.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
 import { pageOperations } from '../modules/pages/pages.handlers.ts';
+import { versionOperations } from '../modules/pages/versions.handlers.ts';
 import { teamOperations } from '../modules/teams/teams.handlers.ts';
 import { userOperations } from '../modules/users/users.handlers.ts';
 
@@ -11,4 +12,5 @@ export const operations: Record<string, BoundOperation> = {
   ...teamOperations,
   ...noteOperations,
   ...pageOperations,
+  ...versionOperations,
 } as Record<string, BoundOperation>;

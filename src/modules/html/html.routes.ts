@@ -5,6 +5,7 @@ import { authenticate } from '../../http/auth.ts';
 import { notFound } from '../../http/errors.ts';
 import type { AppServices } from '../../http/handler.ts';
 import { renderDescription, sanitizeHtml } from '../notes/description.ts';
+import { PageVersion } from '../pages/page.entity.ts';
 import { findReadablePage } from '../pages/pages.access.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { findReadableNote } from '../notes/notes.access.ts';
@@ -47,6 +48,13 @@ export function htmlRoutes({ urls }: AppServices): express.Router {
     const { note, page } = await findReadablePage(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string, Number(req.params.page));
     const noteLink = `<a href="${urls.note(note.team.name, noteName(note))}">${escapeHtml(note.title)}</a>`;
     send(res, page.title, `<p>${noteLink}</p><h1>${escapeHtml(page.title)}</h1><div>${sanitizeHtml(page.content)}</div>`);
+  });
+  router.get('/:team/:note/:page/histories/:index', numericPage, authenticate(), async (req, res) => {
+    const { page } = await findReadablePage(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string, Number(req.params.page));
+    const index = /^\d{1,9}$/.test(req.params.index as string) ? Number(req.params.index) : 0;
+    const version = await req.em.findOne(PageVersion, { page: page.id, index });
+    if (!version) throw notFound('page version');
+    send(res, `${version.title} (Version #${version.index})`, `<h1>${escapeHtml(version.title)}</h1><p>Version #${version.index}</p>${version.diff}<div>${sanitizeHtml(version.content)}</div>`);
   });
   return router;
 }

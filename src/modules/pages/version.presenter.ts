@@ -1,0 +1,22 @@
+import type { Page as PageBody, PageVersion as PageVersionBody } from '../../../generated/client/types.gen.ts';
+import type { Urls } from '../../http/urls.ts';
+import { presentUser } from '../users/user.presenter.ts';
+import type { PageVersion } from './page.entity.ts';
+
+/** A version, with the page as it is now (presented once for all versions of a page). */
+export function presentVersion(version: PageVersion, page: PageBody, urls: Urls): PageVersionBody {
+  return {
+    id: version.id,
+    created_at: version.createdAt.toISOString(),
+    note_id: page.note.id,
+    index: version.index,
+    html_url: urls.pageVersion(page.note.team.name, page.note.name, page.id, version.index),
+    page,
+    title: version.title,
+    content: version.content,
+    diff: version.diff,
+    label: `Version #${version.index}`,
+    user: presentUser(version.user, urls),
+    model: 'page_version',
+  };
+}
