@@ -36,6 +36,7 @@ lint: install
 ## make bench: benchmarks, reported as ratios against a baseline measured in the same run
 bench: install
 	node scripts/bench-diff.ts
+	node scripts/bench-pages.ts
 
 typecheck: install
 	npm run -s typecheck

@@ -48,3 +48,30 @@ describe('lists load in a fixed number of queries', () => {
     expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(10);
   });
 });
+
+describe('a page read costs a fixed number of queries', () => {
+  it('whatever the depth of the page and the size of the note', async () => {
+    const note = await makeNote(app, 'counter', reader.user, { slug: 'deep' });
+    const base = '/api/v1/counter/deep';
+    let parent: number | undefined;
+    const chain: number[] = [];
+    for (let depth = 1; depth <= 30; depth += 1) {
+      const answer = await reader.client.post(`${base}/pages`, { json: { page: { title: `level ${depth}`, content: 'x', ...(parent ? { parent } : {}) } } });
+      parent = answer.body.id;
+      chain.push(answer.body.id);
+      // siblings make the note bigger without making the chain deeper
+      await reader.client.post(`${base}/pages`, { json: { page: { title: `side ${depth}`, content: 'y', ...(chain.length > 1 ? { parent: chain.at(-2) } : {}) } } });
+    }
+    await reader.client.get('/api/v1/me');
+    const shallow = await app.countQueries(async () => expect((await reader.client.get(`${base}/${chain[1]}`)).status).toBe(200));
+    const deep = await app.countQueries(async () => {
+      const answer = await reader.client.get(`${base}/${chain[29]}`);
+      expect(answer.body.path.split(' / ')).toHaveLength(30);
+    });
+    expect(deep).toBe(shallow);
+    const firstPage = await app.countQueries(() => reader.client.get(`${base}/pages`));
+    const thirdPage = await app.countQueries(() => reader.client.get(`${base}/pages`, { query: { page: '3' } }));
+    expect(thirdPage).toBe(firstPage);
+    expect(note.id).toBeGreaterThan(0);
+  });
+});
