@@ -303,7 +303,7 @@ export const listPages = <ThrowOnError extends boolean = false>(options: Options
  * Create a page
  *
  * Creates a page as the last child of `page[parent]`, or as the last root page. Its first version is recorded
- * in the page history. The `path` of the new page starts with its parent's path. Members and managers of the
+ * in the page history. The first page of a note becomes its cover page (`is_cover`). The `path` of the new page starts with its parent's path. Members and managers of the
  * note's team only.
  *
  * - 403: the caller may read the note but is not in its team.
@@ -328,8 +328,8 @@ export const createPage = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Delete a page and its subtree
  *
- * Deletes the page and all its descendants, with their histories and comments. Members and managers of the
- * note's team only.
+ * Deletes the page and all its descendants, with their histories and comments. When the cover page is deleted,
+ * the note's first remaining top-level page becomes the cover. Members and managers of the note's team only.
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist or is not readable, or the page is not in this note.
@@ -417,7 +417,8 @@ export const updatePage = <ThrowOnError extends boolean = false>(options: Option
 /**
  * List the comments on a page
  *
- * Comments on the page (`type` = `page`), oldest first. Same visibility as `getNote`. Note that the query
+ * Comments on the page (`type` = `page`), oldest first, paginated (`Link`, `X-Total-Count`). Same visibility
+ * as `getNote`. Note that the query
  * parameter `page` selects the page of results, while the path parameter `page` is the page id.
  *
  * - 404: the note does not exist or is not readable, or the page is not in this note.
@@ -436,11 +437,15 @@ export const listPageComments = <ThrowOnError extends boolean = false>(options: 
 /**
  * Comment on a page
  *
- * Anyone who may read the note may comment on its pages. Mentioned users are notified (`mention`), and so are
- * the page's author (`comment`). The answer is the comment, with `type` = `page` and `mentions` filled.
+ * Anyone who may read the note may comment on its pages. Mentioned users are notified (`mention`), and so is
+ * the page's author, the author of its first version (`comment`), while they may read the note. Nobody is
+ * notified of their own comment, and nobody twice for one comment: a mentioned page author gets `mention` only.
+ * The answer is the comment, with `type` = `page` and `mentions` filled (ordered by user id).
  *
  * - 404: the note does not exist or is not readable, or the page is not in this note.
- * - 422 `unprocessable`: a mentioned username does not exist, or names a user who may not read the note.
+ * - 413 `payload_too_large`: the comment is longer than 64 KiB (65,536 bytes) of UTF-8.
+ * - 422 `unprocessable`: a mentioned username does not exist, or names a user who may not read the note;
+ * `errors` points at each such entry (`/mentions/<index>`). Nothing was changed.
  *
  */
 export const createPageComment = <ThrowOnError extends boolean = false>(options: Options<CreatePageCommentData, ThrowOnError>): RequestResult<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError> => (options.client ?? client).post<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError>({
@@ -460,7 +465,8 @@ export const createPageComment = <ThrowOnError extends boolean = false>(options:
 /**
  * Delete a comment on a page
  *
- * Its author and managers of the note's team may delete a comment (`can_delete`).
+ * Its author and managers of the note's team may delete a comment (`can_delete`). Its mentions and the
+ * notifications it produced go with it.
  *
  * - 403: the caller may read the comment but is neither its author nor a manager of the note's team.
  * - 404: the note does not exist or is not readable, the page is not in this note, or `id` is not a comment on

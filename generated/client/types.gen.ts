@@ -320,7 +320,10 @@ export type PageVersion = {
      */
     content: string;
     /**
-     * HTML line diff against the previous version (against empty text for version 1):
+     * HTML line diff of the content against the previous version's content (against empty text for version 1;
+     * a title-only change gives the empty diff). Past a bound on the edit distance (1000 changed lines) the diff
+     * is shown as every old line deleted and every new line inserted, and the div also has the class
+     * `diff-bounded`:
      * `<div class="diff"><ul>` with one `<li>` per line, class `unchanged` (`<span>`), `del` (`<del>`) or
      * `ins` (`<ins>`), changed words inside a changed line wrapped in `<strong>`; text is escaped. No change gives
      * `<div class="diff"></div>`.
@@ -946,12 +949,17 @@ export type PageUpdateInput = {
 export type CommentInput = {
     comment: {
         /**
-         * The comment's body; at most 64 KiB of UTF-8, else 400 `validation_failed`.
+         * The comment's body, stored as written; at most 64 KiB (65,536 bytes) of UTF-8, else 413
+         * `payload_too_large`. Empty answers 400.
+         *
          */
         comment: string;
     };
     /**
-     * Usernames of users to mention and notify. Each must be able to read the commented object, else 422.
+     * Usernames of users to mention and notify, matched case-insensitively; a username given twice counts once,
+     * and empty entries (a form's bare `mentions[]=`) are ignored. Each must name a user who may read the commented
+     * object, else 422 `unprocessable` with an error pointing at the entry (`/mentions/<index>`).
+     *
      */
     mentions?: Array<string>;
     [key: string]: unknown;
@@ -1092,7 +1100,8 @@ export type IssueState = 'open' | 'closed' | 'all';
 /**
  * The `ETag` of the page as last read (from `getPage` or a previous update). When it no longer matches the page's
  * current version, nothing is changed and the answer is `412 precondition_failed`. Without the header, the update
- * always applies (last write wins).
+ * always applies (last write wins); concurrent updates are applied one after the other, and each change of title or
+ * content is kept in the history as its own version.
  *
  */
 export type IfMatch = string;
@@ -2497,7 +2506,8 @@ export type UpdatePageViaPatchData = {
         /**
          * The `ETag` of the page as last read (from `getPage` or a previous update). When it no longer matches the page's
          * current version, nothing is changed and the answer is `412 precondition_failed`. Without the header, the update
-         * always applies (last write wins).
+         * always applies (last write wins); concurrent updates are applied one after the other, and each change of title or
+         * content is kept in the history as its own version.
          *
          */
         'If-Match'?: string;
@@ -2611,7 +2621,8 @@ export type UpdatePageData = {
         /**
          * The `ETag` of the page as last read (from `getPage` or a previous update). When it no longer matches the page's
          * current version, nothing is changed and the answer is `412 precondition_failed`. Without the header, the update
-         * always applies (last write wins).
+         * always applies (last write wins); concurrent updates are applied one after the other, and each change of title or
+         * content is kept in the history as its own version.
          *
          */
         'If-Match'?: string;
