@@ -1,7 +1,10 @@
 // The generated client SDK, used as a client of the service would use it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../generated/client/client/index.ts';
-import { createNote, createTeam, getMe, getNote, listNotes, updateNote, addTeamUser, getTeam } from '../../generated/client/index.ts';
+import {
+  addTeamUser, createNote, createPage, createTeam, deletePage, diffPageVersions, getMe, getNote, getPage, getTeam, listContributors,
+  listNotes, listPages, listPageVersions, restorePageVersion, updateNote, updatePage,
+} from '../../generated/client/index.ts';
 import { Note } from '../../src/modules/notes/note.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeUser, type Actor } from '../support/factories.ts';
@@ -42,6 +45,33 @@ describe('the generated client', () => {
     expect(listed.data.map((note) => note.id)).toEqual([created.data.id]);
     const shown = await getTeam({ client: clientFor(bob), path: { team: 'sdk-team' }, throwOnError: true });
     expect(shown.data.members.map((user) => user.username)).toEqual(['bob']);
+  });
+
+  it('drives pages and their history', async () => {
+    const client = clientFor(alice);
+    await createNote({ client, body: { note: { title: 'Wiki', team: 'alice', slug: 'wiki' } }, throwOnError: true });
+    const note = { team: 'alice', note: 'wiki' };
+    const root = await createPage({ client, path: note, body: { page: { title: 'Home', content: 'hello' } }, throwOnError: true });
+    expect(root.data.is_cover).toBe(true);
+    const child = await createPage({ client, path: note, body: { page: { title: 'Child', content: 'a', parent: root.data.id } }, throwOnError: true });
+    expect(child.data.path).toBe('Home / Child');
+    const read = await getPage({ client, path: { ...note, page: child.data.id }, throwOnError: true });
+    const etag = read.response.headers.get('etag')!;
+    await updatePage({ client, path: { ...note, page: child.data.id }, headers: { 'If-Match': etag }, body: { page: { content: 'b' } }, throwOnError: true });
+    const stale = await updatePage({ client, path: { ...note, page: child.data.id }, headers: { 'If-Match': etag }, body: { page: { content: 'c' } } });
+    expect(stale.response?.status).toBe(412);
+    const versions = await listPageVersions({ client, path: { ...note, page: child.data.id }, throwOnError: true });
+    expect(versions.data.map((version) => version.index)).toEqual([2, 1]);
+    const diff = await diffPageVersions({ client, path: { ...note, page: child.data.id }, throwOnError: true });
+    expect(diff.data.html).toContain('<ins>');
+    const restored = await restorePageVersion({ client, path: { ...note, page: child.data.id, index: 1 }, throwOnError: true });
+    expect(restored.data.content).toBe('a');
+    const listed = await listPages({ client, path: note, query: { parent: 'root' }, throwOnError: true });
+    expect(listed.data).toMatchObject({ last_page: true, pages: [{ id: root.data.id }] });
+    const contributors = await listContributors({ client, path: note, throwOnError: true });
+    expect(contributors.data.map((user) => user.username)).toEqual(['alice']);
+    await deletePage({ client, path: { ...note, page: root.data.id }, throwOnError: true });
+    expect((await getPage({ client, path: { ...note, page: child.data.id } })).response?.status).toBe(404);
   });
 
   it('gets problem details as typed errors', async () => {
