@@ -2,8 +2,6 @@
 // `not_implemented`. This is the only list of them; a test checks it against the document and the handlers. Every
 // issue that builds an operation removes it from here.
 export const notImplementedOperations: readonly string[] = [
-  // page comments and histories
-  'listPageComments', 'createPageComment', 'deletePageComment',
   // note comments
   'listNoteComments', 'createNoteComment', 'deleteNoteComment',
   // forks

@@ -1,6 +1,7 @@
 // Every built operation, by operationId: the route table. What the document describes but is not here is listed in
 // not-implemented.ts.
 import type { BoundOperation } from './handler.ts';
+import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
 import { pageOperations } from '../modules/pages/pages.handlers.ts';
 import { versionOperations } from '../modules/pages/versions.handlers.ts';
@@ -12,5 +13,6 @@ export const operations: Record<string, BoundOperation> = {
   ...teamOperations,
   ...noteOperations,
   ...pageOperations,
+  ...pageCommentOperations,
   ...versionOperations,
 } as Record<string, BoundOperation>;

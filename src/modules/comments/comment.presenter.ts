@@ -1,0 +1,38 @@
+import type { Loaded } from '@mikro-orm/core';
+import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
+import type { Urls } from '../../http/urls.ts';
+import { commentPolicy, type Role } from '../access/policy.ts';
+import { presentPage, type PageView } from '../pages/page.presenter.ts';
+import { presentUser } from '../users/user.presenter.ts';
+import type { User } from '../users/user.entity.ts';
+import type { Comment } from './comment.entity.ts';
+
+/** The commented object, named by the comment's `type`; each kind of comment adds its own variant here. */
+export type CommentTarget = { type: 'page'; page: PageView };
+
+/** A comment with everything its presentation embeds, loaded by loadCommentViews (comments.service.ts). */
+export type CommentView = {
+  comment: Loaded<Comment, 'user'>;
+  /** The mentioned users, in a stable order (by id). */
+  mentions: readonly User[];
+  /** Who is looking, and their role in the note's team: `can_delete` depends on both. */
+  caller: { id: number; role: Role };
+  target: CommentTarget;
+};
+
+export function presentComment(view: CommentView, urls: Urls): CommentBody {
+  const { comment, caller, target } = view;
+  return {
+    id: comment.id,
+    comment: comment.body,
+    user_id: comment.user.id,
+    created_at: comment.createdAt.toISOString(),
+    updated_at: comment.updatedAt.toISOString(),
+    user: presentUser(comment.user, urls),
+    mentions: view.mentions.map((user) => presentUser(user, urls)),
+    can_delete: commentPolicy.delete(caller.role, { userId: comment.user.id }, caller.id),
+    type: target.type,
+    page: presentPage(target.page, urls),
+    model: 'comment',
+  };
+}
