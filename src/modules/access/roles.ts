@@ -15,3 +15,11 @@ export async function rolesIn(em: EntityManager, userId: number, teamIds: readon
 export async function roleIn(em: EntityManager, userId: number, teamId: number): Promise<Role> {
   return (await rolesIn(em, userId, [teamId])).get(teamId);
 }
+
+/** The role in one team of each of the given users (absent: not in the team), in one query. */
+export async function rolesOfUsersInTeam(em: EntityManager, teamId: number, userIds: readonly number[]): Promise<Map<number, Role>> {
+  const unique = [...new Set(userIds)];
+  if (unique.length === 0) return new Map();
+  const memberships = await em.find(Membership, { team: teamId, user: { $in: unique } });
+  return new Map(memberships.map((membership) => [membership.user.id, membership.role]));
+}

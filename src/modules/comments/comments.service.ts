@@ -4,18 +4,16 @@ import { sql, type Loaded } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { forbidden, payloadTooLarge, unprocessable, type FieldError } from '../../http/errors.ts';
 import { commentPolicy, notePolicy, type Role } from '../access/policy.ts';
+import { rolesOfUsersInTeam } from '../access/roles.ts';
 import type { Note } from '../notes/note.entity.ts';
-import { Notification, type NotificationEvent } from '../notifications/notification.entity.ts';
-import { PageVersion, type Page } from '../pages/page.entity.ts';
-import { Membership } from '../teams/team.entity.ts';
+import { notifyPageComment } from '../notifications/notifications.service.ts';
+import type { Page } from '../pages/page.entity.ts';
 import { User } from '../users/user.entity.ts';
 import { Comment } from './comment.entity.ts';
 import type { CommentTarget, CommentView } from './comment.presenter.ts';
 
 /** The largest comment body, in UTF-8 bytes (the OpenAPI document's CommentInput says the same). */
 export const COMMENT_BODY_BYTES = 64 * 1024;
-
-const NOTIFICATION_TITLE_LENGTH = 512;
 
 /** 413 past 64 KiB of UTF-8: the schema cannot say it in bytes, so it is checked here for every kind of comment. */
 export function checkCommentSize(body: string): void {
@@ -40,7 +38,7 @@ async function findMentionedUsers(em: EntityManager, usernames: readonly string[
   if (firstIndex.size === 0) return [];
   const users = await em.find(User, { [sql.lower('username')]: { $in: [...firstIndex.keys()] } });
   const byName = new Map(users.map((user) => [user.username.toLowerCase(), user]));
-  const roles = await rolesInTeam(em, note.team.id, users.map((user) => user.id));
+  const roles = await rolesOfUsersInTeam(em, note.team.id, users.map((user) => user.id));
   const errors: FieldError[] = [];
   const found: User[] = [];
   for (const [key, index] of firstIndex) {
@@ -54,51 +52,6 @@ async function findMentionedUsers(em: EntityManager, usernames: readonly string[
     throw unprocessable('unprocessable', `cannot mention: ${errors.map((error) => error.detail).join('; ')}`, errors);
   }
   return found;
-}
-
-/** The role in one team of each of the given users (absent: not in the team), in one query. */
-async function rolesInTeam(em: EntityManager, teamId: number, userIds: readonly number[]): Promise<Map<number, Role>> {
-  const unique = [...new Set(userIds)];
-  if (unique.length === 0) return new Map();
-  const memberships = await em.find(Membership, { team: teamId, user: { $in: unique } });
-  return new Map(memberships.map((membership) => [membership.user.id, membership.role]));
-}
-
-function notificationTitle(text: string): string {
-  return text.length <= NOTIFICATION_TITLE_LENGTH ? text : `${text.slice(0, NOTIFICATION_TITLE_LENGTH - 1)}…`;
-}
-
-/**
- * `mention` to each mentioned user and `comment` to the page's author (whoever wrote its first version, while they
- * may still read the note); never to the commenter, and at most one per user: a mention wins over `comment`.
- */
-async function notifyPageComment(em: EntityManager, comment: Comment, note: Note, page: Page, author: User, mentioned: readonly User[]): Promise<void> {
-  const events = new Map<number, NotificationEvent>();
-  for (const user of mentioned) events.set(user.id, 'mention');
-  const firstVersion = await em.findOne(PageVersion, { page: page.id, index: 1 }, { fields: ['user'] });
-  const pageAuthorId = firstVersion?.user.id;
-  if (pageAuthorId !== undefined && !events.has(pageAuthorId)) {
-    const role = (await rolesInTeam(em, note.team.id, [pageAuthorId])).get(pageAuthorId);
-    if (notePolicy.read(role, note)) events.set(pageAuthorId, 'comment');
-  }
-  events.delete(author.id);
-  const who = author.name || author.username;
-  for (const [userId, event] of events) {
-    em.create(Notification, {
-      user: userId,
-      fromUser: author.id,
-      event,
-      type: 'page',
-      note: note.id,
-      page: page.id,
-      issue: null,
-      request: null,
-      comment,
-      title: notificationTitle(
-        event === 'mention' ? `${who} mentioned you in a comment on "${page.title}"` : `${who} commented on "${page.title}"`,
-      ),
-    });
-  }
 }
 
 /** Anyone who may read the note may comment on its pages (the caller's read access is checked by the handler). */

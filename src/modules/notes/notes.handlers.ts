@@ -4,8 +4,8 @@ import type {
 } from '../../../generated/client/types.gen.ts';
 import { noContent, operation, type HandlerContext } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
-import { sql } from '@mikro-orm/core';
-import { Membership, Team } from '../teams/team.entity.ts';
+import { Membership } from '../teams/team.entity.ts';
+import { findTeam } from '../teams/teams.service.ts';
 import { Note } from './note.entity.ts';
 import { presentNote, type NoteVariant } from './note.presenter.ts';
 import { findReadableNote } from './notes.access.ts';
@@ -39,7 +39,7 @@ export const noteOperations = {
     let teamIds = (await em.find(Membership, { user: user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
     if (query.team !== undefined) {
       // a team that does not exist, or that the caller is not in, simply contributes no notes
-      const team = await em.findOne(Team, { [sql.lower('name')]: query.team.toLowerCase() });
+      const team = await findTeam(em, query.team);
       teamIds = teamIds.filter((id) => id === team?.id);
     }
     const page = pagination(query);

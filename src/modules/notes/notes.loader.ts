@@ -2,7 +2,7 @@
 // of forks, the memberships of every team involved (which also give the caller's roles), and which forks can pull.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notePolicy } from '../access/policy.ts';
-import { membershipsOf } from '../teams/teams.loader.ts';
+import { membershipsOf, teamView } from '../teams/teams.loader.ts';
 import type { TeamView } from '../teams/team.presenter.ts';
 import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
@@ -37,18 +37,15 @@ export async function loadNoteViews(em: EntityManager, callerId: number, notes: 
   const teams = new Map<number, Team>();
   for (const note of [...notes, ...originals]) teams.set(note.team.id, note.team);
   const memberships = await membershipsOf(em, [...teams.keys()]);
-  const teamView = (team: Team): TeamView => {
-    const list = memberships.get(team.id) ?? [];
-    return { team, memberships: list, role: list.find((membership) => membership.user.id === callerId)?.role };
-  };
-  const candidates = notes.filter((note) => note.forkedFrom && originalsById.has(note.forkedFrom.id) && notePolicy.edit(teamView(note.team).role));
+  const viewOf = (team: Team): TeamView => teamView(team, memberships, callerId);
+  const candidates = notes.filter((note) => note.forkedFrom && originalsById.has(note.forkedFrom.id) && notePolicy.edit(viewOf(note.team).role));
   const pullable = await forksThatCanPull(em, candidates.map((note) => note.id));
   return notes.map((note) => {
     const original = note.forkedFrom ? originalsById.get(note.forkedFrom.id) : undefined;
     return {
       note,
-      team: teamView(note.team),
-      original: original && notePolicy.read(teamView(original.team).role, original) ? { note: original, team: teamView(original.team) } : undefined,
+      team: viewOf(note.team),
+      original: original && notePolicy.read(viewOf(original.team).role, original) ? { note: original, team: viewOf(original.team) } : undefined,
       pullable: pullable.has(note.id),
     };
   });

@@ -3,7 +3,7 @@ import { conflict, forbidden, unprocessable } from '../../http/errors.ts';
 import { notePolicy, teamPolicy, type Role } from '../access/policy.ts';
 import { roleIn } from '../access/roles.ts';
 import { Team } from '../teams/team.entity.ts';
-import { findTeamByName } from '../teams/teams.service.ts';
+import { findTeam } from '../teams/teams.service.ts';
 import { notifyNewNote } from '../notifications/notifications.service.ts';
 import type { User } from '../users/user.entity.ts';
 import { Note } from './note.entity.ts';
@@ -16,12 +16,11 @@ export type NoteFields = {
   is_private?: boolean | null | undefined;
 };
 
+/** The team named in a note body: one that does not exist is a valid shape naming nothing (422). */
 async function teamForNote(em: EntityManager, name: string): Promise<Team> {
-  try {
-    return await findTeamByName(em, name);
-  } catch {
-    throw unprocessable('unprocessable', `no team is named "${name}"`, [{ pointer: '/note/team', detail: 'no such team' }]);
-  }
+  const team = await findTeam(em, name);
+  if (!team) throw unprocessable('unprocessable', `no team is named "${name}"`, [{ pointer: '/note/team', detail: 'no such team' }]);
+  return team;
 }
 
 async function checkSlugFree(em: EntityManager, teamId: number, slug: string, exceptNoteId?: number): Promise<void> {

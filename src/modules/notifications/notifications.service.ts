@@ -1,9 +1,15 @@
 // Producing notifications. Never for one's own actions.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { notePolicy } from '../access/policy.ts';
+import { rolesOfUsersInTeam } from '../access/roles.ts';
+import type { Comment } from '../comments/comment.entity.ts';
+import { PageVersion, type Page } from '../pages/page.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
 import type { User } from '../users/user.entity.ts';
-import { Notification } from './notification.entity.ts';
+import { Notification, type NotificationEvent } from './notification.entity.ts';
+
+const NOTIFICATION_TITLE_LENGTH = 512;
 
 /** `new_note`: every other member and manager of the note's team hears of a note created in it. */
 export async function notifyNewNote(em: EntityManager, note: Note, author: User): Promise<void> {
@@ -20,6 +26,43 @@ export async function notifyNewNote(em: EntityManager, note: Note, author: User)
       request: null,
       comment: null,
       title: `${author.name || author.username} created the note "${note.title}"`,
+    });
+  }
+}
+
+function notificationTitle(text: string): string {
+  return text.length <= NOTIFICATION_TITLE_LENGTH ? text : `${text.slice(0, NOTIFICATION_TITLE_LENGTH - 1)}…`;
+}
+
+/**
+ * `mention` to each mentioned user and `comment` to the page's author (whoever wrote its first version, while they
+ * may still read the note); never to the commenter, and at most one per user: a mention wins over `comment`.
+ */
+export async function notifyPageComment(em: EntityManager, comment: Comment, note: Note, page: Page, author: User, mentioned: readonly User[]): Promise<void> {
+  const events = new Map<number, NotificationEvent>();
+  for (const user of mentioned) events.set(user.id, 'mention');
+  const firstVersion = await em.findOne(PageVersion, { page: page.id, index: 1 }, { fields: ['user'] });
+  const pageAuthorId = firstVersion?.user.id;
+  if (pageAuthorId !== undefined && !events.has(pageAuthorId)) {
+    const role = (await rolesOfUsersInTeam(em, note.team.id, [pageAuthorId])).get(pageAuthorId);
+    if (notePolicy.read(role, note)) events.set(pageAuthorId, 'comment');
+  }
+  events.delete(author.id);
+  const who = author.name || author.username;
+  for (const [userId, event] of events) {
+    em.create(Notification, {
+      user: userId,
+      fromUser: author.id,
+      event,
+      type: 'page',
+      note: note.id,
+      page: page.id,
+      issue: null,
+      request: null,
+      comment,
+      title: notificationTitle(
+        event === 'mention' ? `${who} mentioned you in a comment on "${page.title}"` : `${who} commented on "${page.title}"`,
+      ),
     });
   }
 }

@@ -9,6 +9,7 @@ import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { Note } from '../notes/note.entity.ts';
 import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
 import { presentNote } from '../notes/note.presenter.ts';
+import { roleIn } from '../access/roles.ts';
 import { Membership, Team } from './team.entity.ts';
 import { presentTeam } from './team.presenter.ts';
 import { loadTeamViews } from './teams.loader.ts';
@@ -21,8 +22,7 @@ async function presentOne(context: HandlerContext, team: Team) {
 
 async function managedTeam(context: HandlerContext, name: string): Promise<Team> {
   const team = await findTeamByName(context.em, name);
-  const [view] = await loadTeamViews(context.em, context.user.id, [team]);
-  requireManager(view!.role);
+  requireManager(await roleIn(context.em, context.user.id, team.id));
   return team;
 }
 

@@ -16,11 +16,14 @@ export async function membershipsOf(em: EntityManager, teamIds: readonly number[
   return byTeam;
 }
 
+/** A team's view from its memberships: the caller's role is read off them, no query of its own. */
+export function teamView(team: Team, memberships: ReadonlyMap<number, Membership[]>, callerId: number): TeamView {
+  const list = memberships.get(team.id) ?? [];
+  return { team, memberships: list, role: list.find((membership) => membership.user.id === callerId)?.role };
+}
+
 /** Everything needed to present these teams to this caller, in one query whatever their number. */
 export async function loadTeamViews(em: EntityManager, callerId: number, teams: readonly Team[]): Promise<TeamView[]> {
   const memberships = await membershipsOf(em, teams.map((team) => team.id));
-  return teams.map((team) => {
-    const list = memberships.get(team.id) ?? [];
-    return { team, memberships: list, role: list.find((membership) => membership.user.id === callerId)?.role };
-  });
+  return teams.map((team) => teamView(team, memberships, callerId));
 }

@@ -9,8 +9,14 @@ import type { User } from '../users/user.entity.ts';
 import { teamNameProblem } from './names.ts';
 import { Membership, Team, type TeamRole } from './team.entity.ts';
 
+/** The team of this name (case-insensitively), or null. */
+export async function findTeam(em: EntityManager, name: string): Promise<Team | null> {
+  return em.findOne(Team, { [sql.lower('name')]: name.toLowerCase() });
+}
+
+/** The team of this name, or 404. */
 export async function findTeamByName(em: EntityManager, name: string): Promise<Team> {
-  const team = await em.findOne(Team, { [sql.lower('name')]: name.toLowerCase() });
+  const team = await findTeam(em, name);
   if (!team) throw notFound('team');
   return team;
 }
