@@ -16,6 +16,7 @@ import { requestIdAndLog } from './http/request-id.ts';
 import './http/request-state.ts';
 import { createUrls } from './http/urls.ts';
 import { operations } from './http/operations.ts';
+import { subscribeAll } from './modules/subscribers.ts';
 import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
 import { htmlRoutes } from './modules/html/html.routes.ts';
 import { systemRoutes } from './modules/system/system.routes.ts';
@@ -27,6 +28,7 @@ export function buildApp({ config, orm, logger }: AppDependencies): express.Expr
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
+  subscribeAll();
   const urls = createUrls(config.publicUrl);
   const services: AppServices = { config, urls };
 

@@ -784,9 +784,45 @@ export type Problem = {
      */
     detail?: string;
     /**
-     * Stable machine-readable error code.
+     * Stable machine-readable error code, one per kind of failure:
+     *
+     * | code | status | meaning |
+     * |---|---|---|
+     * | `validation_failed` | 400 | a parameter or body field does not match this document (`errors` names each) |
+     * | `malformed_body` | 400 | the body or query cannot be parsed for its `Content-Type` / encoding |
+     * | `unauthorized` | 401 | no token, or a token that is unknown, revoked or expired |
+     * | `forbidden` | 403 | the caller may read the object but not do this to it |
+     * | `insufficient_scope` | 403 | a `read`-scoped token was used for a write |
+     * | `not_found` | 404 | no such object, or one the caller may not read; also an unknown path |
+     * | `method_not_allowed` | 405 | the path does not support the method (`Allow` lists those it does) |
+     * | `name_taken` | 409 | the team name, username or note slug is already in use |
+     * | `last_manager` | 409 | the change would leave the team without a manager |
+     * | `concurrent_change` | 409 | a concurrent change to the same objects won; read them again and retry |
+     * | `already_exists` | 409 | the object to create exists already |
+     * | `still_referenced` | 409 | the object is still referred to by others |
+     * | `version_conflict` | 409 | the object changed since the version the request is based on |
+     * | `merge_conflict` | 409 | the changes cannot be merged without resolving conflicts |
+     * | `precondition_failed` | 412 | `If-Match` does not match the object's current `ETag` |
+     * | `payload_too_large` | 413 | the body, a page's content, a comment or an upload is larger than its limit |
+     * | `unsupported_media_type` | 415 | the body's `Content-Type`, charset or `Content-Encoding` is not accepted |
+     * | `reserved_name` | 422 | the name is reserved for the service's own paths |
+     * | `invalid_name` | 422 | the name is not a valid team or user name |
+     * | `default_team` | 422 | a user's default team cannot be renamed or deleted, nor its user removed |
+     * | `unknown_team` | 422 | a team named in the body does not exist |
+     * | `unknown_user` | 422 | a user named in the body does not exist |
+     * | `cannot_read_note` | 422 | a user named in the body may not read the note |
+     * | `parent_not_found` | 422 | `page[parent]` is not a page of this note |
+     * | `page_cycle` | 422 | the move would put a page under itself or one of its descendants |
+     * | `tree_too_deep` | 422 | the page would be deeper than the page tree depth limit |
+     * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
+     * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
+     * | `not_implemented` | 501 | the operation is described here but not built in this server version |
+     * | `docs_not_built` | 503 | the API reference page has not been built on this server |
+     * | `shutting_down` | 503 | the server is stopping (readiness probe) |
+     * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
+     *
      */
-    code: 'not_found' | 'validation_failed' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'conflict' | 'version_conflict' | 'merge_conflict' | 'last_manager' | 'name_taken' | 'reserved_name' | 'invalid_name' | 'default_team' | 'payload_too_large' | 'unsupported_media_type' | 'malformed_body' | 'rate_limited' | 'not_implemented' | 'internal_error' | 'method_not_allowed' | 'precondition_failed' | 'unprocessable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */

@@ -1,12 +1,29 @@
 // Authentication for /api/v1: a bearer token in the Authorization header, or the `access_token` query parameter
 // (removed from the URL here, so nothing downstream sees or logs it). Read-scoped tokens may only read.
+//
+// Looking a token up with its user is the costliest statement of a small read, so tokens are cached in this process
+// for a minute, keyed by the SHA-256 of the secret. A cached token is confirmed by the request's first statement
+// (the scope loaded for the handler carries `token_alive`; operations without a scope run `confirmToken`), so a token
+// revoked anywhere stops working at once; `forgetToken` drops it here too.
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestHandler } from 'express';
 import { currentTime } from '../db/timestamps.ts';
-import { findUsableToken } from '../modules/auth/tokens.ts';
+import type { Caller } from '../modules/access/caller.ts';
+import { findUsableToken, hashToken } from '../modules/auth/tokens.ts';
 import { HttpError, unauthorized } from './errors.ts';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const LAST_USED_GRANULARITY_MS = 60_000;
+const CACHE_LIFETIME_MS = 60_000;
+const CACHE_ENTRIES = 10_000;
+
+type CachedToken = { caller: Omit<Caller, 'tokenConfirmed'>; expiresAt: number | null; lastUsedAt: number; cachedAt: number };
+const tokenCache = new Map<string, CachedToken>();
+
+/** Drops a token from this process's cache (after a revoke, or when its confirmation failed). */
+export function forgetToken(tokenId: number): void {
+  for (const [hash, entry] of tokenCache) if (entry.caller.tokenId === tokenId) tokenCache.delete(hash);
+}
 
 function takeQueryToken(url: string): { url: string; token?: string } {
   const queryAt = url.indexOf('?');
@@ -19,7 +36,31 @@ function takeQueryToken(url: string): { url: string; token?: string } {
   return { url: url.slice(0, queryAt) + (rest ? `?${rest}` : ''), token };
 }
 
-export function authenticate(): RequestHandler {
+async function lookUp(em: EntityManager, hash: string, now: number): Promise<{ entry?: CachedToken; confirmed: boolean; expired: boolean }> {
+  const cached = tokenCache.get(hash);
+  if (cached && now - cached.cachedAt < CACHE_LIFETIME_MS) {
+    if (cached.expiresAt !== null && cached.expiresAt <= now) return { confirmed: false, expired: true };
+    return { entry: cached, confirmed: false, expired: false };
+  }
+  const { token, expired } = await findUsableToken(em, hash);
+  if (!token) {
+    tokenCache.delete(hash);
+    return { confirmed: true, expired };
+  }
+  const entry: CachedToken = {
+    caller: { user: token.user, tokenId: token.id, tokenScope: token.scope },
+    expiresAt: token.expiresAt ? token.expiresAt.getTime() : null,
+    lastUsedAt: token.lastUsedAt ? token.lastUsedAt.getTime() : 0,
+    cachedAt: now,
+  };
+  if (tokenCache.size >= CACHE_ENTRIES) tokenCache.delete(tokenCache.keys().next().value!);
+  tokenCache.set(hash, entry);
+  return { entry, confirmed: true, expired: false };
+}
+
+/** `cache: false` looks the token up on every request (the HTML views, which run no scope statement). */
+export function authenticate(options: { cache?: boolean } = {}): RequestHandler {
+  const useCache = options.cache ?? true;
   return async (req, _res, next) => {
     let fromQuery: string | undefined;
     try {
@@ -39,18 +80,38 @@ export function authenticate(): RequestHandler {
       secret = fromQuery;
     }
     if (secret === undefined) throw unauthorized('a bearer token is required', false);
-    const { token, expired } = await findUsableToken(req.em, secret);
-    if (!token) throw unauthorized(expired ? 'the token has expired' : 'the token is not valid', true);
-    if (token.scope === 'read' && !READ_METHODS.has(req.method)) {
+    const hash = hashToken(secret);
+    const now = Date.now();
+    if (!useCache) tokenCache.delete(hash);
+    const { entry, confirmed, expired } = await lookUp(req.em, hash, now);
+    if (!entry) throw unauthorized(expired ? 'the token has expired' : 'the token is not valid', true);
+    if (entry.caller.tokenScope === 'read' && !READ_METHODS.has(req.method)) {
       throw new HttpError(403, 'insufficient_scope', 'this token may only read; a write-scoped token is needed', {
         headers: { 'WWW-Authenticate': 'Bearer realm="notes", error="insufficient_scope", scope="write"' },
       });
     }
-    const now = currentTime();
-    if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS) {
-      await req.em.execute('update tokens set last_used_at = ? where id = ?', [now, token.id]);
+    if (now - entry.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
+      entry.lastUsedAt = now;
+      await req.em.execute('update tokens set last_used_at = ? where id = ?', [currentTime(), entry.caller.tokenId]);
     }
-    req.caller = { user: token.user, token };
+    req.caller = { ...entry.caller, tokenConfirmed: confirmed };
     next();
   };
+}
+
+/** For a request whose token came from the cache and that loads no scope: one statement confirms it still exists. */
+export async function confirmToken(em: EntityManager, caller: Caller): Promise<void> {
+  if (caller.tokenConfirmed) return;
+  const rows = await em.execute<{ alive: boolean }[]>(
+    'select exists (select 1 from tokens where id = ? and (expires_at is null or expires_at > now())) as alive',
+    [caller.tokenId],
+  );
+  requireLiveToken(caller, rows[0]?.alive === true);
+}
+
+/** 401 (and forgotten here) when the confirmation found the token gone or expired. */
+export function requireLiveToken(caller: Caller, alive: boolean): void {
+  if (caller.tokenConfirmed || alive) return;
+  forgetToken(caller.tokenId);
+  throw unauthorized('the token is not valid', true);
 }

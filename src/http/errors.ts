@@ -1,18 +1,22 @@
 // Typed errors thrown anywhere in a request; the one error handler (problem-details.ts) turns them into RFC 9457
-// problem details. `code` is the stable, machine-readable part clients switch on.
+// problem details. `code` is the stable, machine-readable part clients switch on: one code per kind of failure, from
+// the list in the Problem schema of the document (a code that is not listed there fails `tsc`).
+import type { Problem } from '../../generated/client/types.gen.ts';
+
+export type ErrorCode = Problem['code'];
 
 export type FieldError = { pointer?: string; parameter?: string; detail: string };
 
 export class HttpError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly title: string;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
 
   constructor(
     status: number,
-    code: string,
+    code: ErrorCode,
     detail: string,
     options: { title?: string; errors?: FieldError[]; headers?: Record<string, string> } = {},
   ) {
@@ -54,14 +58,14 @@ export const unauthorized = (detail: string, tokenWasSent: boolean) =>
     },
   });
 
-export const forbidden = (detail: string, code = 'forbidden') => new HttpError(403, code, detail);
+export const forbidden = (detail: string) => new HttpError(403, 'forbidden', detail);
 
 export const notFound = (what: string) => new HttpError(404, 'not_found', `${what} not found`);
 
-export const conflict = (code: string, detail: string, errors?: FieldError[]) =>
+export const conflict = (code: ErrorCode, detail: string, errors?: FieldError[]) =>
   new HttpError(409, code, detail, errors ? { errors } : {});
 
-export const unprocessable = (code: string, detail: string, errors?: FieldError[]) =>
+export const unprocessable = (code: ErrorCode, detail: string, errors?: FieldError[]) =>
   new HttpError(422, code, detail, errors ? { errors } : {});
 
 export const payloadTooLarge = (detail: string) => new HttpError(413, 'payload_too_large', detail);

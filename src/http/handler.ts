@@ -1,21 +1,28 @@
-// The shape of an operation handler: it gets the validated input (typed by the generated `<Operation>Data` type)
-// and a context, and returns what the operation answers (typed by the generated response type). The wrapper turns
-// that into the HTTP answer: 200 with JSON, or 204 for `noContent`.
-import type { Request, RequestHandler, Response } from 'express';
+// The shape of an operation handler, typed from the document: `defineOperation('getPage', { scope: 'page' }, fn)`
+// gets the operation's validated input (path, query, body and the headers the document names, typed by the
+// generated `<Operation>Data`), the scope the request names (caller, team, note, page: loaded once, before the
+// handler runs) and a context, and returns what the operation answers (typed by `<Operation>Responses`): the JSON
+// body for a 200, `noContent` for a 204, a `StreamAnswer` for bytes. The wrapper turns that into the HTTP answer.
+import type { Readable } from 'node:stream';
+import type { Request, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { OperationId, Operations } from '../../generated/operations.gen.ts';
 import type { Config } from '../config.ts';
-import type { Token } from '../modules/auth/token.entity.ts';
-import type { User } from '../modules/users/user.entity.ts';
+import type { Caller } from '../modules/access/caller.ts';
+import type { ScopeKind, ScopeOf } from '../modules/access/scope.ts';
 import type { Logger } from './logger.ts';
 import type { Urls } from './urls.ts';
 
-export const noContent = Symbol('noContent');
-export type NoContent = typeof noContent;
+/** The answer of an operation that answers 204 with no body. */
+export type NoContent = { readonly kind: 'no-content' };
+export const noContent: NoContent = { kind: 'no-content' };
+
+/** Bytes with their own headers (the attachment download): streamed as they are read, never held whole. */
+export type StreamAnswer = { kind: 'stream'; status: 200 | 206; headers: Record<string, string>; body: Readable };
 
 export type HandlerContext = {
   em: EntityManager;
-  user: User;
-  token: Token;
+  caller: Caller;
   config: Config;
   urls: Urls;
   log: Logger;
@@ -23,40 +30,53 @@ export type HandlerContext = {
   response: Response;
 };
 
-type OperationData = { path?: unknown; query?: unknown; body?: unknown; headers?: unknown };
-export type Input<TData extends OperationData> = {
-  path: TData['path'] extends undefined ? Record<string, never> : NonNullable<TData['path']>;
-  query: NonNullable<TData['query']> extends never ? Record<string, never> : NonNullable<TData['query']>;
-  body: TData['body'];
+type DataOf<Id extends OperationId> = Operations[Id]['data'];
+type Part<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
+
+/** The validated input of an operation: every part typed by the document. */
+export type Input<Id extends OperationId> = {
+  path: DataOf<Id> extends { path?: infer P } ? Part<P> : Record<string, never>;
+  query: DataOf<Id> extends { query?: infer Q } ? Part<Q> : Record<string, never>;
+  body: DataOf<Id> extends { body?: infer B } ? B : undefined;
+  headers: DataOf<Id> extends { headers?: infer H } ? Part<H> : Record<string, never>;
 };
 
-export type Operation<TData extends OperationData, TResult> = (input: Input<TData>, context: HandlerContext) => Promise<TResult | NoContent>;
+type ResponsesOf<Id extends OperationId> = Operations[Id]['responses'];
+/** What a handler returns: the 200 body, `noContent` for a 204, a stream where the 200 is bytes. */
+export type Success<Id extends OperationId> =
+  ResponsesOf<Id> extends { 204: unknown } ? NoContent
+  : ResponsesOf<Id> extends { 200: infer Body } ? ([Body] extends [Blob | File] ? StreamAnswer : Body)
+  : never;
 
-export type AppServices = { config: Config; urls: Urls };
+export type Handler<Id extends OperationId, S extends ScopeKind> = (
+  input: Input<Id>,
+  scope: ScopeOf<S>,
+  context: HandlerContext,
+) => Promise<Success<Id>>;
 
-/** Wraps a typed operation as an express handler. */
-export function operation<TData extends OperationData, TResult>(fn: Operation<TData, TResult>) {
-  return (services: AppServices): RequestHandler =>
-    async (req, res) => {
-      if (!req.caller) throw new Error('operation reached without an authenticated caller');
-      const input = { path: req.params ?? {}, query: req.query ?? {}, body: req.body } as unknown as Input<TData>;
-      const context: HandlerContext = {
-        em: req.em,
-        user: req.caller.user,
-        token: req.caller.token,
-        config: services.config,
-        urls: services.urls,
-        log: req.log,
-        request: req,
-        response: res,
-      };
-      const result = await fn(input, context);
-      if (result === noContent) {
-        res.status(204).end();
-        return;
-      }
-      res.status(200).json(result);
-    };
+/** A built operation, branded with its operationId so it can only sit in the table under that id. */
+export type OperationDefinition<Id extends OperationId, S extends ScopeKind = ScopeKind> = {
+  readonly id: Id;
+  readonly scope: S;
+  readonly handle: Handler<Id, S>;
+};
+
+export function defineOperation<Id extends OperationId, S extends ScopeKind>(
+  id: Id,
+  options: { scope: S },
+  handle: Handler<Id, S>,
+): OperationDefinition<Id, S> {
+  return { id, scope: options.scope, handle };
 }
 
-export type BoundOperation = ReturnType<typeof operation>;
+/** An operation the document describes that is not built yet: it answers 501 `not_implemented`. */
+export type NotBuilt = { readonly notBuilt: true };
+export const notBuilt: NotBuilt = { notBuilt: true };
+
+/** Every operation of the document, each with its handler or marked as not built: a missing one fails `tsc`. */
+export type OperationTable = {
+  [Id in OperationId]: OperationDefinition<Id, 'caller'> | OperationDefinition<Id, 'team'> | OperationDefinition<Id, 'note'>
+    | OperationDefinition<Id, 'page'> | NotBuilt;
+};
+
+export type AppServices = { config: Config; urls: Urls };

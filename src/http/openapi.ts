@@ -1,18 +1,23 @@
 // express-openapi-validator does the request validation (with type coercion), the response validation outside
-// production, and the routing: its resolver maps each operationId of the document to our handler.
+// production, and the routing: its resolver maps each operationId of the document to its entry in the operation
+// table, which the wrapper below runs: scope first, then the handler, then the answer.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import OpenApiValidator from 'express-openapi-validator';
+import type { OperationId } from '../../generated/operations.gen.ts';
+import { loadScope } from '../modules/access/scope.ts';
 import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
-import type { AppServices, BoundOperation } from './handler.ts';
-import { notImplementedOperations } from './not-implemented.ts';
+import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
 
-type PathItem = Record<string, { operationId?: string } | unknown>;
+type Parameter = { name?: string; in?: string };
+type OperationObject = { operationId?: string; parameters?: Parameter[] };
+type PathItem = Record<string, OperationObject | Parameter[] | unknown>;
 export type OpenApiDocument = { paths: Record<string, PathItem>; components?: Record<string, Record<string, unknown>> };
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
@@ -27,43 +32,137 @@ export function operationIds(document: OpenApiDocument): string[] {
   const ids: string[] = [];
   for (const item of Object.values(document.paths)) {
     for (const method of METHODS) {
-      const operation = item[method] as { operationId?: string } | undefined;
+      const operation = item[method] as OperationObject | undefined;
       if (operation?.operationId) ids.push(operation.operationId);
     }
   }
   return ids;
 }
 
-/** Every operation must be either built or listed as not implemented, never both, never neither. */
-export function checkOperationCoverage(document: OpenApiDocument, handlers: Record<string, BoundOperation>): void {
-  const problems: string[] = [];
-  const notBuilt = new Set(notImplementedOperations);
-  for (const id of operationIds(document)) {
-    if (handlers[id] && notBuilt.has(id)) problems.push(`${id} is both built and listed as not implemented`);
-    if (!handlers[id] && !notBuilt.has(id)) problems.push(`${id} has no handler and is not listed as not implemented`);
-  }
-  const known = new Set(operationIds(document));
-  for (const id of [...Object.keys(handlers), ...notBuilt]) if (!known.has(id)) problems.push(`${id} is not in the OpenAPI document`);
+/**
+ * The table and the document name the same operations (the types already say so for the generated document; this
+ * catches a stale generated/ at start-up).
+ */
+export function checkOperationCoverage(document: OpenApiDocument, table: OperationTable): void {
+  const inDocument = new Set(operationIds(document));
+  const inTable = new Set(Object.keys(table));
+  const problems = [
+    ...[...inDocument].filter((id) => !inTable.has(id)).map((id) => `${id} is in the document but not in the operation table`),
+    ...[...inTable].filter((id) => !inDocument.has(id)).map((id) => `${id} is in the operation table but not in the document`),
+  ];
   if (problems.length > 0) throw new Error(`operation coverage is broken:\n${problems.join('\n')}`);
 }
 
-export function openApiMiddleware(
-  document: OpenApiDocument,
-  handlers: Record<string, BoundOperation>,
-  services: AppServices,
-): RequestHandler[] {
-  checkOperationCoverage(document, handlers);
+/**
+ * The validator compiles a regular expression for every path of the document on every request to find the route
+ * (an open upstream pull request, express-openapi-validator #1217, caches them). Until it lands, its own copy of
+ * path-to-regexp is wrapped so each (route, options) is compiled once. If an upgrade stops calling it this way, the
+ * wrapper is simply not used: `routeMatcherCacheSize()` stays 0, which a test checks.
+ */
+const compiledRoutes = new Map<string, unknown>();
+function cacheRouteMatchers(): void {
+  const requireFromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+  const pathToRegexpModule = requireFromValidator('path-to-regexp') as { pathToRegexp: (route: string, options?: object) => unknown; __cached?: boolean };
+  if (pathToRegexpModule.__cached) return;
+  const original = pathToRegexpModule.pathToRegexp;
+  pathToRegexpModule.pathToRegexp = (route: string, options?: object) => {
+    const key = `${route}\u0000${JSON.stringify(options ?? {})}`;
+    let compiled = compiledRoutes.get(key);
+    if (compiled === undefined) {
+      compiled = original(route, options);
+      compiledRoutes.set(key, compiled);
+    }
+    return compiled;
+  };
+  pathToRegexpModule.__cached = true;
+}
+
+export function routeMatcherCacheSize(): number {
+  return compiledRoutes.size;
+}
+
+/** The names of the header parameters each operation declares (at the path or the operation, `$ref`s resolved). */
+function headerNamesByOperation(document: OpenApiDocument): Map<string, string[]> {
+  const resolve = (parameter: Parameter & { $ref?: string }): Parameter => {
+    if (!parameter.$ref) return parameter;
+    const target = parameter.$ref.replace(/^#\//, '').split('/').reduce<unknown>((node, key) => (node as Record<string, unknown>)?.[key], document);
+    return (target ?? {}) as Parameter;
+  };
+  const names = new Map<string, string[]>();
+  for (const item of Object.values(document.paths)) {
+    const shared = (item.parameters as Parameter[] | undefined) ?? [];
+    for (const method of METHODS) {
+      const operation = item[method] as OperationObject | undefined;
+      if (!operation?.operationId) continue;
+      const headers = [...shared, ...(operation.parameters ?? [])].map(resolve).filter((parameter) => parameter.in === 'header' && parameter.name);
+      names.set(operation.operationId, headers.map((parameter) => parameter.name!));
+    }
+  }
+  return names;
+}
+
+function readHeaders(req: Request, names: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of names) {
+    const value = req.get(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+function send(res: Response, result: unknown): void {
+  if (result === noContent) {
+    res.status(204).end();
+    return;
+  }
+  if (result && typeof result === 'object' && (result as StreamAnswer).kind === 'stream') {
+    const stream = result as StreamAnswer;
+    res.status(stream.status).set(stream.headers);
+    stream.body.on('error', (error) => res.destroy(error));
+    stream.body.pipe(res);
+    return;
+  }
+  res.status(200).json(result);
+}
+
+/** Runs one operation: its declared scope is loaded (404 for a note the caller may not read), then the handler. */
+export function bindOperation(definition: OperationDefinition<OperationId>, services: AppServices, headerNames: readonly string[]): RequestHandler {
+  return async (req, res) => {
+    if (!req.caller) throw new Error('operation reached without an authenticated caller');
+    const path = (req.params ?? {}) as Record<string, unknown>;
+    const scope = await loadScope(definition.scope, req.em, req.caller, path);
+    const input = { path, query: req.query ?? {}, body: req.body, headers: readHeaders(req, headerNames) };
+    const context: HandlerContext = {
+      em: req.em,
+      caller: req.caller,
+      config: services.config,
+      urls: services.urls,
+      log: req.log,
+      request: req,
+      response: res,
+    };
+    const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;
+    send(res, await handle(input, scope, context));
+  };
+}
+
+export function openApiMiddleware(document: OpenApiDocument, table: OperationTable, services: AppServices): RequestHandler[] {
+  checkOperationCoverage(document, table);
+  cacheRouteMatchers();
+  const headerNames = headerNamesByOperation(document);
   const bound = new Map<string, RequestHandler>();
   const resolver = (_basePath: string, route: { openApiRoute: string; basePath: string; method: string }, apiDoc: OpenApiDocument) => {
     const pathKey = route.openApiRoute.substring(route.basePath.length);
-    const operation = apiDoc.paths[pathKey]?.[route.method.toLowerCase()] as { operationId: string };
+    const operation = apiDoc.paths[pathKey]?.[route.method.toLowerCase()] as { operationId: OperationId };
     const id = operation.operationId;
     let handler = bound.get(id);
     if (!handler) {
-      const make = handlers[id];
-      handler = make ? make(services) : () => {
-        throw notImplemented(id);
-      };
+      const entry = table[id];
+      handler = 'notBuilt' in entry
+        ? () => {
+            throw notImplemented(id);
+          }
+        : bindOperation(entry as OperationDefinition<OperationId>, services, headerNames.get(id) ?? []);
       bound.set(id, handler);
     }
     return handler;

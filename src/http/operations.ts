@@ -1,6 +1,7 @@
-// Every built operation, by operationId: the route table. What the document describes but is not here is listed in
-// not-implemented.ts.
-import type { BoundOperation } from './handler.ts';
+// The operation table: every operationId of the document with its handler, or `notBuilt` for the operations not
+// built yet (they answer 501). Typed by generated/operations.gen.ts, so an operation missing here, a handler for
+// another operation, or a handler whose input or output drifts from the document fails `tsc`.
+import { notBuilt, type OperationTable } from './handler.ts';
 import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
 import { pageOperations } from '../modules/pages/pages.handlers.ts';
@@ -8,11 +9,28 @@ import { versionOperations } from '../modules/pages/versions.handlers.ts';
 import { teamOperations } from '../modules/teams/teams.handlers.ts';
 import { userOperations } from '../modules/users/users.handlers.ts';
 
-export const operations: Record<string, BoundOperation> = {
+export const operations: OperationTable = {
   ...userOperations,
   ...teamOperations,
   ...noteOperations,
   ...pageOperations,
   ...pageCommentOperations,
   ...versionOperations,
-} as Record<string, BoundOperation>;
+  // not built yet: each later issue replaces its entries with handlers
+  listNoteComments: notBuilt, createNoteComment: notBuilt, deleteNoteComment: notBuilt,
+  createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
+  listIssues: notBuilt, getIssue: notBuilt, createIssue: notBuilt, updateIssue: notBuilt, updateIssueViaPut: notBuilt,
+  deleteIssue: notBuilt, listIssueComments: notBuilt, createIssueComment: notBuilt, deleteIssueComment: notBuilt,
+  addIssueTags: notBuilt, listMyIssues: notBuilt,
+  listRequests: notBuilt, getRequest: notBuilt, createRequest: notBuilt, openRequest: notBuilt, closeRequest: notBuilt,
+  mergeRequest: notBuilt,
+  listAttachments: notBuilt, createAttachment: notBuilt, deleteAttachment: notBuilt, downloadAttachment: notBuilt,
+  getAttachment: notBuilt,
+  listNotifications: notBuilt, toggleNotification: notBuilt, toggleNotificationViaPut: notBuilt, listLogs: notBuilt,
+  searchNotes: notBuilt,
+};
+
+/** The operations not built yet, read off the table. */
+export const notImplementedOperations: readonly string[] = Object.entries(operations)
+  .filter(([, entry]) => 'notBuilt' in entry)
+  .map(([id]) => id);

@@ -1,6 +1,6 @@
 // The one error handler: every error of every request ends here and leaves as RFC 9457 problem details.
 import type { ErrorRequestHandler } from 'express';
-import { NotFoundError, UniqueConstraintViolationException, ForeignKeyConstraintViolationException } from '@mikro-orm/core';
+import { DeadlockException, ForeignKeyConstraintViolationException, LockWaitTimeoutException, NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { HttpError, defaultTitles, type FieldError } from './errors.ts';
 
 type ValidatorError = { status?: number; message?: string; errors?: { path?: string; message?: string; location?: string }[]; headers?: Record<string, string> };
@@ -83,8 +83,12 @@ function fromBodyParser(error: BodyParserError): HttpError | undefined {
 export function toHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
   if (error instanceof NotFoundError) return new HttpError(404, 'not_found', 'not found');
-  if (error instanceof UniqueConstraintViolationException) return new HttpError(409, 'conflict', 'a conflicting record exists');
-  if (error instanceof ForeignKeyConstraintViolationException) return new HttpError(409, 'conflict', 'the record is still referenced');
+  if (error instanceof UniqueConstraintViolationException) return new HttpError(409, 'already_exists', 'a conflicting record exists');
+  if (error instanceof ForeignKeyConstraintViolationException) return new HttpError(409, 'still_referenced', 'the record is still referenced');
+  // two transactions that each wait for the other: PostgreSQL aborts one, which lost the race
+  if (error instanceof DeadlockException || error instanceof LockWaitTimeoutException) {
+    return new HttpError(409, 'concurrent_change', 'a concurrent change to the same objects won; read them again and retry');
+  }
   if (error instanceof URIError) return new HttpError(400, 'malformed_body', 'the request is not validly percent-encoded');
   if (error && typeof error === 'object') {
     return fromBodyParser(error as BodyParserError) ?? fromValidator(error as ValidatorError);

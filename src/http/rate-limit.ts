@@ -8,7 +8,7 @@ const WINDOW_MS = 3_600_000;
 export function rateLimit(limitPerHour: number): RequestHandler {
   const windows = new Map<number, { startedAt: number; count: number }>();
   return (req, res, next) => {
-    const tokenId = req.caller?.token.id;
+    const tokenId = req.caller?.tokenId;
     if (tokenId === undefined) return next();
     const now = Date.now();
     let window = windows.get(tokenId);

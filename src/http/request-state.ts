@@ -1,11 +1,8 @@
 // What the request flow attaches to express's Request: the request id and logger from the first middleware, the
 // entity manager of this request, and the signed-in caller from auth.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Token } from '../modules/auth/token.entity.ts';
-import type { User } from '../modules/users/user.entity.ts';
+import type { Caller } from '../modules/access/caller.ts';
 import type { Logger } from './logger.ts';
-
-export type Caller = { user: User; token: Token };
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

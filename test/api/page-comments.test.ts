@@ -168,7 +168,7 @@ describe('createPageComment', () => {
     const { page, url } = await freshPage();
     const unknown = await member.client.post(url, { json: { comment: { comment: 'hi' }, mentions: ['mona', 'nobody-here'] } });
     expect(unknown.status).toBe(422);
-    expect(unknown.body.code).toBe('unprocessable');
+    expect(unknown.body.code).toBe('unknown_user');
     expect(unknown.body.detail).toContain('nobody-here');
     expect(unknown.body.errors).toEqual([{ pointer: '/mentions/1', detail: expect.stringContaining('nobody-here') }]);
     const closed = await freshPage({ isPrivate: true });

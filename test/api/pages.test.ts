@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Page, PageVersion } from '../../src/modules/pages/page.entity.ts';
+import { Note } from '../../src/modules/notes/note.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 
@@ -55,7 +56,7 @@ describe('createPage', () => {
     expect(child.parent).not.toHaveProperty('children');
     const grandchild = await create(note.slug!, 'Linux', child.id);
     expect(grandchild.path).toBe('Guide / Setup / Linux');
-    expect(await app.em().count(Page, { note: note.id, isCover: true })).toBe(1);
+    expect((await app.em().findOneOrFail(Note, note.id)).coverPageId).toBe(root.id);
   });
 
   it('accepts a legacy form with an empty parent', async () => {
@@ -247,8 +248,7 @@ describe('updatePage', () => {
     const second = await create(note.slug!, 'Second');
     const answer = await member.client.put(`${base(note.slug!)}/${second.id}`, { form: { 'page[is_cover]': '1' } });
     expect(answer.body.is_cover).toBe(true);
-    const covers = await app.em().find(Page, { note: note.id, isCover: true });
-    expect(covers.map((page) => page.id)).toEqual([second.id]);
+    expect((await app.em().findOneOrFail(Note, note.id)).coverPageId).toBe(second.id);
     expect(first.is_cover).toBe(true);
   });
 
@@ -277,7 +277,7 @@ describe('deletePage', () => {
     expect(answer.status).toBe(204);
     expect(await app.em().count(Page, { id: { $in: [cover.id, child.id] } })).toBe(0);
     expect(await app.em().count(PageVersion, { page: { $in: [cover.id, child.id] } })).toBe(0);
-    expect((await app.em().findOneOrFail(Page, next.id)).isCover).toBe(true);
+    expect((await app.em().findOneOrFail(Note, note.id)).coverPageId).toBe(next.id);
   });
 
   it('answers 403 outside the team, 404 for another note\'s page, 401 without a token', async () => {

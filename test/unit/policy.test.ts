@@ -1,33 +1,44 @@
 import { describe, expect, it } from 'vitest';
-import { commentPolicy, notePolicy, teamPolicy, type Role } from '../../src/modules/access/policy.ts';
+import { can, type Role } from '../../src/modules/access/policy.ts';
 
 const roles: Role[] = ['manager', 'member', undefined];
+const subject = (role: Role, callerId = 7) => ({ role, callerId });
 
-describe('notePolicy', () => {
+describe('notes', () => {
   it.each([
-    // role, private, read, edit, manage
-    ['manager', true, true, true, true],
-    ['manager', false, true, true, true],
-    ['member', true, true, true, false],
-    ['member', false, true, true, false],
-    [undefined, true, false, false, false],
-    [undefined, false, true, false, false],
-  ] as const)('%s on a note private=%s: read %s, edit %s, manage %s', (role, isPrivate, read, edit, manage) => {
-    expect(notePolicy.read(role, { isPrivate })).toBe(read);
-    expect(notePolicy.edit(role)).toBe(edit);
-    expect(notePolicy.manage(role)).toBe(manage);
+    // role, private, read, comment, edit, manage
+    ['manager', true, true, true, true, true],
+    ['manager', false, true, true, true, true],
+    ['member', true, true, true, true, false],
+    ['member', false, true, true, true, false],
+    [undefined, true, false, false, false, false],
+    [undefined, false, true, true, false, false],
+  ] as const)('%s on a note private=%s: read %s, comment %s, edit %s, manage %s', (role, isPrivate, read, comment, edit, manage) => {
+    expect(can('note.read', subject(role), { isPrivate })).toBe(read);
+    expect(can('note.comment', subject(role), { isPrivate })).toBe(comment);
+    expect(can('note.edit', subject(role))).toBe(edit);
+    expect(can('note.manage', subject(role))).toBe(manage);
   });
 });
 
-describe('teamPolicy', () => {
+describe('teams', () => {
   it.each(roles)('%s', (role) => {
-    expect(teamPolicy.read(role)).toBe(true);
-    expect(teamPolicy.createNote(role)).toBe(role !== undefined);
-    expect(teamPolicy.manage(role)).toBe(role === 'manager');
+    expect(can('team.read', subject(role))).toBe(true);
+    expect(can('team.createNote', subject(role))).toBe(role !== undefined);
+    expect(can('team.manage', subject(role))).toBe(role === 'manager');
+  });
+
+  it.each([
+    ['manager', 1, 2, true],
+    ['member', 1, 2, false],
+    ['member', 2, 2, true],
+    [undefined, 1, 2, false],
+  ] as const)('%s removing user %s as user %s: %s', (role, userId, callerId, allowed) => {
+    expect(can('team.removeUser', subject(role, callerId), { userId })).toBe(allowed);
   });
 });
 
-describe('commentPolicy', () => {
+describe('comments', () => {
   it.each([
     ['manager', 1, 2, true],
     ['member', 1, 2, false],
@@ -35,6 +46,6 @@ describe('commentPolicy', () => {
     [undefined, 2, 2, true],
     [undefined, 1, 2, false],
   ] as const)('%s deleting a comment by %s as user %s: %s', (role, authorId, callerId, allowed) => {
-    expect(commentPolicy.delete(role, { userId: authorId }, callerId)).toBe(allowed);
+    expect(can('comment.delete', subject(role, callerId), { authorId })).toBe(allowed);
   });
 });

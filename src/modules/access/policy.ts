@@ -1,28 +1,52 @@
-// Who may do what, as data: pure functions of the caller's role in the team that owns the object (undefined when the
-// caller is not in that team). design.md's authorization table, line by line.
+// Who may do what, as one table: each action is a pure rule over the caller's role in the team that owns the object
+// (undefined when the caller is not in that team), the caller's id, and the object where the rule needs it.
+// design.md's authorization table, line by line. Handlers ask `authorize(scope, action)` (scope.ts); presenters ask
+// `can(...)` for fields such as `can_manage`; nothing else decides who may do what.
 import type { TeamRole } from '../teams/team.entity.ts';
 
 export type Role = TeamRole | undefined;
+export type Subject = { role: Role; callerId: number };
 
-export const notePolicy = {
-  /** Anyone signed in reads notes that are not private; the team reads its private ones too. */
-  read: (role: Role, note: { isPrivate: boolean }) => role !== undefined || !note.isPrivate,
-  /** Members and managers create and edit notes and what is inside them. */
-  edit: (role: Role) => role !== undefined,
-  /** Managers delete notes, move them to another team, merge and close requests into them. */
-  manage: (role: Role) => role === 'manager',
-};
+type Rule<Target> = { allow: (subject: Subject, target: Target) => boolean; denied: string };
+const rule = <Target = undefined>(denied: string, allow: (subject: Subject, target: Target) => boolean): Rule<Target> => ({ allow, denied });
 
-export const teamPolicy = {
+export const policy = {
+  /** Anyone signed in reads notes that are not private (and what is in them); the team reads its private ones too. */
+  'note.read': rule<{ isPrivate: boolean }>('the note is not readable', ({ role }, note) => role !== undefined || !note.isPrivate),
+  /** Anyone who may read a note may comment on it and on its pages. */
+  'note.comment': rule<{ isPrivate: boolean }>('the note is not readable', ({ role }, note) => role !== undefined || !note.isPrivate),
+  /** Members and managers edit notes and what is inside them (pages, versions). */
+  'note.edit': rule("only members of the note's team may change it or what is in it", ({ role }) => role !== undefined),
+  /** Managers delete notes and move them to another team (and, later, merge and close requests into them). */
+  'note.manage': rule("only a manager of the note's team may do this", ({ role }) => role === 'manager'),
+  /** The author of a comment, or a manager of the note's team. */
+  'comment.delete': rule<{ authorId: number }>(
+    "only the comment's author or a manager of the note's team may delete it",
+    ({ role, callerId }, comment) => comment.authorId === callerId || role === 'manager',
+  ),
   /** Any signed-in user may look at a team (its members are public); `role` says whether they are in it. */
-  read: (_role: Role) => true,
+  'team.read': rule('', () => true),
   /** Members create notes in the team. */
-  createNote: (role: Role) => role !== undefined,
-  /** Managers rename and delete the team, and add, remove and change the role of its users. */
-  manage: (role: Role) => role === 'manager',
-};
+  'team.createNote': rule('only members of the team may create notes in it', ({ role }) => role !== undefined),
+  /** Managers rename and delete the team, add users and change their roles, and move notes into it. */
+  'team.manage': rule('only a manager of the team may do this', ({ role }) => role === 'manager'),
+  /** Managers remove anyone from the team; every member may remove themselves (leave). */
+  'team.removeUser': rule<{ userId: number }>(
+    'only a manager of the team may remove someone else from it',
+    ({ role, callerId }, target) => target.userId === callerId || role === 'manager',
+  ),
+} as const;
 
-export const commentPolicy = {
-  /** The author, or a manager of the note's team. */
-  delete: (role: Role, comment: { userId: number }, callerId: number) => comment.userId === callerId || role === 'manager',
-};
+export type Action = keyof typeof policy;
+export type TargetOf<A extends Action> = (typeof policy)[A] extends Rule<infer Target> ? Target : never;
+/** The target argument of an action: none where the rule needs none. */
+export type TargetArgument<A extends Action> = [TargetOf<A>] extends [undefined] ? [] : [TargetOf<A>];
+
+/** Whether the subject may do the action (to the target, where the rule has one). */
+export function can<A extends Action>(action: A, subject: Subject, ...target: TargetArgument<A>): boolean {
+  return (policy[action] as Rule<unknown>).allow(subject, target[0]);
+}
+
+export function deniedMessage(action: Action): string {
+  return policy[action].denied;
+}

@@ -33,9 +33,9 @@ export async function issueToken(
   return { token, secret };
 }
 
-/** The token for a secret, with its user, if it exists and has not expired. */
-export async function findUsableToken(em: EntityManager, secret: string): Promise<{ token?: Token; expired: boolean }> {
-  const token = await em.findOne(Token, { tokenHash: hashToken(secret) }, { populate: ['user'] });
+/** The token with this hash (of its secret), with its user, if it exists and has not expired. */
+export async function findUsableToken(em: EntityManager, hash: string): Promise<{ token?: Token; expired: boolean }> {
+  const token = await em.findOne(Token, { tokenHash: hash }, { populate: ['user'] });
   if (!token) return { expired: false };
   if (token.expiresAt && token.expiresAt.getTime() <= Date.now()) return { expired: true };
   return { token, expired: false };

@@ -1,7 +1,6 @@
-import type { Loaded } from '@mikro-orm/core';
 import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
-import { commentPolicy, type Role } from '../access/policy.ts';
+import { can, type Role } from '../access/policy.ts';
 import { presentPage, type PageView } from '../pages/page.presenter.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import type { User } from '../users/user.entity.ts';
@@ -12,7 +11,8 @@ export type CommentTarget = { type: 'page'; page: PageView };
 
 /** A comment with everything its presentation embeds, loaded by loadCommentViews (comments.service.ts). */
 export type CommentView = {
-  comment: Loaded<Comment, 'user'>;
+  comment: Comment;
+  author: User;
   /** The mentioned users, in a stable order (by id). */
   mentions: readonly User[];
   /** Who is looking, and their role in the note's team: `can_delete` depends on both. */
@@ -25,12 +25,12 @@ export function presentComment(view: CommentView, urls: Urls): CommentBody {
   return {
     id: comment.id,
     comment: comment.body,
-    user_id: comment.user.id,
+    user_id: view.author.id,
     created_at: comment.createdAt.toISOString(),
     updated_at: comment.updatedAt.toISOString(),
-    user: presentUser(comment.user, urls),
+    user: presentUser(view.author, urls),
     mentions: view.mentions.map((user) => presentUser(user, urls)),
-    can_delete: commentPolicy.delete(caller.role, { userId: comment.user.id }, caller.id),
+    can_delete: can('comment.delete', { role: caller.role, callerId: caller.id }, { authorId: view.author.id }),
     type: target.type,
     page: presentPage(target.page, urls),
     model: 'comment',

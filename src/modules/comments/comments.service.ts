@@ -2,11 +2,11 @@
 // what presenting a list of them needs in a fixed number of queries however many there are.
 import { sql, type Loaded } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { forbidden, payloadTooLarge, unprocessable, type FieldError } from '../../http/errors.ts';
-import { commentPolicy, notePolicy, type Role } from '../access/policy.ts';
+import { payloadTooLarge, unprocessable, type FieldError } from '../../http/errors.ts';
+import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
+import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
-import { notifyPageComment } from '../notifications/notifications.service.ts';
 import type { Page } from '../pages/page.entity.ts';
 import { User } from '../users/user.entity.ts';
 import { Comment } from './comment.entity.ts';
@@ -39,23 +39,26 @@ async function findMentionedUsers(em: EntityManager, usernames: readonly string[
   const users = await em.find(User, { [sql.lower('username')]: { $in: [...firstIndex.keys()] } });
   const byName = new Map(users.map((user) => [user.username.toLowerCase(), user]));
   const roles = await rolesOfUsersInTeam(em, note.team.id, users.map((user) => user.id));
-  const errors: FieldError[] = [];
+  const unknown: FieldError[] = [];
+  const cannotRead: FieldError[] = [];
   const found: User[] = [];
   for (const [key, index] of firstIndex) {
     const user = byName.get(key);
     const pointer = `/mentions/${index}`;
-    if (!user) errors.push({ pointer, detail: `no user is named "${usernames[index]}"` });
-    else if (!notePolicy.read(roles.get(user.id), note)) errors.push({ pointer, detail: `${user.username} may not read this note` });
+    if (!user) unknown.push({ pointer, detail: `no user is named "${usernames[index]}"` });
+    else if (!can('note.read', { role: roles.get(user.id), callerId: user.id }, note)) cannotRead.push({ pointer, detail: `${user.username} may not read this note` });
     else found.push(user);
   }
+  const errors = [...unknown, ...cannotRead];
   if (errors.length > 0) {
-    throw unprocessable('unprocessable', `cannot mention: ${errors.map((error) => error.detail).join('; ')}`, errors);
+    // unknown usernames first: a typo is the likelier mistake
+    throw unprocessable(unknown.length > 0 ? 'unknown_user' : 'cannot_read_note', `cannot mention: ${errors.map((error) => error.detail).join('; ')}`, errors);
   }
   return found;
 }
 
-/** Anyone who may read the note may comment on its pages (the caller's read access is checked by the handler). */
-export async function createPageComment(em: EntityManager, author: User, note: Note, page: Page, input: NewComment): Promise<Comment> {
+/** A comment on a page, with its mentions (the users found, for presenting it). */
+export async function createPageComment(em: EntityManager, author: Actor, note: Note, page: Page, input: NewComment): Promise<{ comment: Comment; mentioned: User[] }> {
   checkCommentSize(input.comment);
   return em.transactional(async (tx) => {
     const mentioned = await findMentionedUsers(tx, input.mentions ?? [], note);
@@ -68,18 +71,20 @@ export async function createPageComment(em: EntityManager, author: User, note: N
       body: input.comment,
       mentions: mentioned.map((user) => user.id),
     });
-    await notifyPageComment(tx, comment, note, page, author, mentioned);
     await tx.flush();
-    return comment;
+    await recordEvent(tx, { type: 'comment.created', actor: author, note, comment, page, mentioned });
+    // presented in a stable order, as a later read shows them: by user id
+    return { comment, mentioned: [...mentioned].sort((a, b) => a.id - b.id) };
   });
 }
 
-/** Its author and managers of the note's team may delete a comment; its mentions and notifications go with it. */
-export async function deleteComment(em: EntityManager, callerId: number, role: Role, comment: Comment): Promise<void> {
-  if (!commentPolicy.delete(role, { userId: comment.user.id }, callerId)) {
-    throw forbidden("only the comment's author or a manager of the note's team may delete it");
-  }
-  await em.nativeDelete(Comment, { id: comment.id });
+/** Deletes a comment; its mentions and notifications go with it. */
+export async function deleteComment(em: EntityManager, actor: Actor, note: Note, comment: Comment): Promise<void> {
+  await em.transactional(async (tx) => {
+    await recordEvent(tx, { type: 'comment.deleted', actor, note, comment });
+    await tx.flush();
+    await tx.nativeDelete(Comment, { id: comment.id });
+  });
 }
 
 /** Views of comments on one object (`target`), for one caller: their mentions in one query, whatever their number. */
@@ -93,6 +98,7 @@ export async function loadCommentViews(
   await em.populate(comments as Loaded<Comment, 'user'>[], ['mentions']);
   return comments.map((comment) => ({
     comment,
+    author: comment.user,
     mentions: comment.mentions.getItems().sort((a, b) => a.id - b.id),
     caller,
     target,

@@ -5,11 +5,9 @@ import { authenticate } from '../../http/auth.ts';
 import { notFound } from '../../http/errors.ts';
 import type { AppServices } from '../../http/handler.ts';
 import { renderDescription, sanitizeHtml } from '../notes/description.ts';
+import { loadNoteScope, loadPageScope, loadTeamScope } from '../access/scope.ts';
 import { PageVersion } from '../pages/page.entity.ts';
-import { findReadablePage } from '../pages/pages.access.ts';
 import { noteName } from '../notes/note.presenter.ts';
-import { findReadableNote } from '../notes/notes.access.ts';
-import { findTeamByName } from '../teams/teams.service.ts';
 import { findUserByUsername } from '../users/users.service.ts';
 
 export function escapeHtml(text: string): string {
@@ -26,31 +24,31 @@ export function htmlRoutes({ urls }: AppServices): express.Router {
     res.type('text/html; charset=utf-8').send(page(title, body));
   };
 
-  router.get('/users/:username', authenticate(), async (req, res) => {
+  router.get('/users/:username', authenticate({ cache: false }), async (req, res) => {
     const user = await findUserByUsername(req.em, req.params.username as string);
     if (!user) throw notFound('user');
     send(res, user.username, `<h1>${escapeHtml(user.name)}</h1><p>@${escapeHtml(user.username)}</p><img src="${urls.userAvatar(user.id)}" alt="">`);
   });
 
-  router.get('/teams/:team', authenticate(), async (req, res) => {
-    const team = await findTeamByName(req.em, req.params.team as string);
+  router.get('/teams/:team', authenticate({ cache: false }), async (req, res) => {
+    const { team } = await loadTeamScope(req.em, req.caller!, req.params.team as string);
     send(res, team.name, `<h1>${escapeHtml(team.name)}</h1><img src="${urls.teamAvatar(team.id)}" alt="">`);
   });
 
   // after /users/... and /teams/..., and after the system and avatar routes registered before this router
-  router.get('/:team/:note', authenticate(), async (req, res) => {
-    const { note } = await findReadableNote(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string);
+  router.get('/:team/:note', authenticate({ cache: false }), async (req, res) => {
+    const { note } = await loadNoteScope(req.em, req.caller!, req.params.team as string, req.params.note as string);
     const teamLink = `<a href="${urls.team(note.team.name)}">${escapeHtml(note.team.name)}</a>`;
     send(res, note.title, `<h1>${escapeHtml(note.title)}</h1><p>${teamLink} / ${escapeHtml(noteName(note))}</p><div>${renderDescription(note.description)}</div>`);
   });
   const numericPage: express.RequestHandler = (req, _res, next) => next(/^\d{1,15}$/.test(req.params.page as string) ? undefined : 'route');
-  router.get('/:team/:note/:page', numericPage, authenticate(), async (req, res) => {
-    const { note, page } = await findReadablePage(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string, Number(req.params.page));
+  router.get('/:team/:note/:page', numericPage, authenticate({ cache: false }), async (req, res) => {
+    const { note, page } = await loadPageScope(req.em, req.caller!, req.params.team as string, req.params.note as string, Number(req.params.page));
     const noteLink = `<a href="${urls.note(note.team.name, noteName(note))}">${escapeHtml(note.title)}</a>`;
     send(res, page.title, `<p>${noteLink}</p><h1>${escapeHtml(page.title)}</h1><div>${sanitizeHtml(page.content)}</div>`);
   });
-  router.get('/:team/:note/:page/histories/:index', numericPage, authenticate(), async (req, res) => {
-    const { page } = await findReadablePage(req.em, req.caller!.user.id, req.params.team as string, req.params.note as string, Number(req.params.page));
+  router.get('/:team/:note/:page/histories/:index', numericPage, authenticate({ cache: false }), async (req, res) => {
+    const { page } = await loadPageScope(req.em, req.caller!, req.params.team as string, req.params.note as string, Number(req.params.page));
     const index = /^\d{1,9}$/.test(req.params.index as string) ? Number(req.params.index) : 0;
     const version = await req.em.findOne(PageVersion, { page: page.id, index });
     if (!version) throw notFound('page version');

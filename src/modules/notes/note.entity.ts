@@ -14,11 +14,11 @@ export const NoteSchema = defineEntity({
     title: p.string().length(255),
     description: p.text().default(''),
     isPrivate: p.boolean().default(false),
-    format: p.string().length(16).default('html'),
-    share: p.string().length(16).default('none'),
     isTimeTrack: p.boolean().default(false),
     forkedFrom: () => p.manyToOne(Note).nullable(),
     pulledAt: p.datetime().columnType('timestamptz(0)').nullable(),
+    // The cover page (the first page created, unless another is made the cover; none after `is_cover=false`).
+    coverPageId: p.integer().nullable(),
     // Per-note counters for issue and request indexes, bumped with `UPDATE ... RETURNING` so concurrent creates
     // never share an index.
     issueSequence: p.integer().default(0),

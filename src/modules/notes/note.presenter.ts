@@ -1,6 +1,6 @@
 import type { Note as NoteBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
-import { notePolicy, type Role } from '../access/policy.ts';
+import { can } from '../access/policy.ts';
 import { presentTeam, type TeamView } from '../teams/team.presenter.ts';
 import { renderDescription } from './description.ts';
 import type { Note } from './note.entity.ts';
@@ -30,10 +30,10 @@ export function noteName(note: Pick<Note, 'id' | 'slug'>): string {
 
 export function presentNote(view: NoteView, urls: Urls, variant: NoteVariant): NoteBody {
   const { note, team } = view;
-  const role: Role = team.role;
+  const subject = { role: team.role, callerId: team.callerId };
   const name = noteName(note);
   const isFork = note.forkedFrom !== null && note.forkedFrom !== undefined;
-  const canEdit = notePolicy.edit(role);
+  const canEdit = can('note.edit', subject);
   const body: NoteBody = {
     id: note.id,
     is_private: note.isPrivate,
@@ -50,7 +50,7 @@ export function presentNote(view: NoteView, urls: Urls, variant: NoteVariant): N
     avatar_url: urls.noteAvatar(note.id),
     can_pull: view.pullable,
     can_request: isFork && canEdit && view.original !== undefined,
-    can_manage: notePolicy.manage(role),
+    can_manage: can('note.manage', subject),
     description_html: renderDescription(note.description),
     model: 'note',
   };

@@ -1,21 +1,26 @@
-import type {
-  CreateNoteData, CreateNoteResponse, DeleteNoteData, GetNoteData, GetNoteResponse, ListNotesData, ListNotesResponse,
-  UpdateNoteData, UpdateNoteResponse,
-} from '../../../generated/client/types.gen.ts';
-import { noContent, operation, type HandlerContext } from '../../http/handler.ts';
+import { defineOperation, noContent, type HandlerContext } from '../../http/handler.ts';
+import { unprocessable } from '../../http/errors.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { authorize, findTeamScope, type NoteScope } from '../access/scope.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { findTeam } from '../teams/teams.service.ts';
+import type { Caller } from '../access/caller.ts';
 import { Note } from './note.entity.ts';
 import { presentNote, type NoteVariant } from './note.presenter.ts';
-import { findReadableNote } from './notes.access.ts';
 import { loadNoteView, loadNoteViews, recentFirst } from './notes.loader.ts';
 import { createNote, deleteNote, updateNote } from './notes.service.ts';
+import { contributorOperations } from './contributors.handlers.ts';
 
-async function presentOne(context: HandlerContext, noteId: number, variant: NoteVariant) {
-  const em = context.em.fork();
-  const note = await em.findOneOrFail(Note, noteId, { populate: ['team'] });
-  return presentNote(await loadNoteView(em, context.user.id, note), context.urls, variant);
+/** Presents a note just written, from what is loaded (no read-back of the note itself). */
+async function present(context: HandlerContext, note: Note, variant: NoteVariant) {
+  return presentNote(await loadNoteView(context.em, context.caller.user.id, note), context.urls, variant);
+}
+
+/** The team a note body names: one that does not exist is a valid shape naming nothing (422). */
+async function bodyTeam(context: HandlerContext, caller: Caller, name: string) {
+  const scope = await findTeamScope(context.em, caller, name);
+  if (!scope) throw unprocessable('unknown_team', `no team is named "${name}"`, [{ pointer: '/note/team', detail: 'no such team' }]);
+  return scope;
 }
 
 const noteFilters = {
@@ -25,18 +30,27 @@ const noteFilters = {
   fork: { forkedFrom: { $ne: null } },
 } as const;
 
-const update = operation<UpdateNoteData, UpdateNoteResponse>(async ({ path, body }, context) => {
-  const { note, role } = await findReadableNote(context.em, context.user.id, path.team, path.note);
-  const fields = body.note;
-  const updated = await updateNote(context.em, context.user, note, role, { ...fields, slugGiven: 'slug' in fields });
-  return presentOne(context, updated.id, 'updated');
-});
+type NoteBodyFields = { title: string; team: string; description?: string | null; slug?: string | null; is_private?: boolean | null };
+
+/** A different `team` moves the note: that takes a manager of its team and a manager of the target. */
+async function update(context: HandlerContext, scope: NoteScope, fields: NoteBodyFields) {
+  authorize(scope, 'note.edit');
+  let target = scope.team;
+  if (fields.team.toLowerCase() !== scope.team.name.toLowerCase()) {
+    const targetScope = await bodyTeam(context, scope.caller, fields.team);
+    authorize(scope, 'note.manage');
+    authorize(targetScope, 'team.manage');
+    target = targetScope.team;
+  }
+  const note = await updateNote(context.em, scope.caller.user, scope.note, target, { ...fields, slugGiven: 'slug' in fields });
+  return present(context, note, 'updated');
+}
 
 export const noteOperations = {
   /** Notes of the teams the caller belongs to, private ones too. */
-  listNotes: operation<ListNotesData, ListNotesResponse>(async ({ query }, context) => {
-    const { em, user } = context;
-    let teamIds = (await em.find(Membership, { user: user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
+  listNotes: defineOperation('listNotes', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+    const { em } = context;
+    let teamIds = (await em.find(Membership, { user: caller.user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
     if (query.team !== undefined) {
       // a team that does not exist, or that the caller is not in, simply contributes no notes
       const team = await findTeam(em, query.team);
@@ -49,27 +63,27 @@ export const noteOperations = {
       { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
-    const views = await loadNoteViews(em, user.id, notes);
+    const views = await loadNoteViews(em, caller.user.id, notes);
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 
-  getNote: operation<GetNoteData, GetNoteResponse>(async ({ path }, context) => {
-    const { note } = await findReadableNote(context.em, context.user.id, path.team, path.note);
-    return presentNote(await loadNoteView(context.em, context.user.id, note), context.urls, 'read');
+  getNote: defineOperation('getNote', { scope: 'note' }, async (_input, scope, context) => present(context, scope.note, 'read')),
+
+  createNote: defineOperation('createNote', { scope: 'caller' }, async ({ body }, { caller }, context) => {
+    const teamScope = await bodyTeam(context, caller, body.note.team);
+    authorize(teamScope, 'team.createNote');
+    const note = await createNote(context.em, caller.user, teamScope.team, body.note);
+    return present(context, note, 'created');
   }),
 
-  createNote: operation<CreateNoteData, CreateNoteResponse>(async ({ body }, context) => {
-    const note = await createNote(context.em, context.user, body.note);
-    return presentOne(context, note.id, 'created');
-  }),
+  updateNote: defineOperation('updateNote', { scope: 'note' }, async ({ body }, scope, context) => update(context, scope, body.note)),
+  updateNoteViaPatch: defineOperation('updateNoteViaPatch', { scope: 'note' }, async ({ body }, scope, context) => update(context, scope, body.note)),
 
-  updateNote: update,
-  updateNoteViaPatch: update,
-
-  deleteNote: operation<DeleteNoteData, never>(async ({ path }, context) => {
-    const { note, role } = await findReadableNote(context.em, context.user.id, path.team, path.note);
-    await deleteNote(context.em, note, role);
+  deleteNote: defineOperation('deleteNote', { scope: 'note' }, async (_input, scope, context) => {
+    authorize(scope, 'note.manage');
+    await deleteNote(context.em, scope.caller.user, scope.note);
     return noContent;
   }),
-};
 
+  ...contributorOperations,
+};

@@ -1,7 +1,7 @@
 // Loads what presenting a list of notes needs, in a fixed number of queries however long the list: the originals
 // of forks, the memberships of every team involved (which also give the caller's roles), and which forks can pull.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notePolicy } from '../access/policy.ts';
+import { can } from '../access/policy.ts';
 import { membershipsOf, teamView } from '../teams/teams.loader.ts';
 import type { TeamView } from '../teams/team.presenter.ts';
 import type { Team } from '../teams/team.entity.ts';
@@ -38,14 +38,14 @@ export async function loadNoteViews(em: EntityManager, callerId: number, notes: 
   for (const note of [...notes, ...originals]) teams.set(note.team.id, note.team);
   const memberships = await membershipsOf(em, [...teams.keys()]);
   const viewOf = (team: Team): TeamView => teamView(team, memberships, callerId);
-  const candidates = notes.filter((note) => note.forkedFrom && originalsById.has(note.forkedFrom.id) && notePolicy.edit(viewOf(note.team).role));
+  const candidates = notes.filter((note) => note.forkedFrom && originalsById.has(note.forkedFrom.id) && can('note.edit', viewOf(note.team)));
   const pullable = await forksThatCanPull(em, candidates.map((note) => note.id));
   return notes.map((note) => {
     const original = note.forkedFrom ? originalsById.get(note.forkedFrom.id) : undefined;
     return {
       note,
       team: viewOf(note.team),
-      original: original && notePolicy.read(viewOf(original.team).role, original) ? { note: original, team: viewOf(original.team) } : undefined,
+      original: original && can('note.read', viewOf(original.team), original) ? { note: original, team: viewOf(original.team) } : undefined,
       pullable: pullable.has(note.id),
     };
   });

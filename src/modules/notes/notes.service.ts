@@ -1,81 +1,77 @@
+// Writing notes, each change in one transaction with its domain event. Who may do what is decided before these are
+// called (the handlers ask the policy table); here only what the data itself forbids is checked.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, forbidden, unprocessable } from '../../http/errors.ts';
-import { notePolicy, teamPolicy, type Role } from '../access/policy.ts';
-import { roleIn } from '../access/roles.ts';
-import { Team } from '../teams/team.entity.ts';
-import { findTeam } from '../teams/teams.service.ts';
-import { notifyNewNote } from '../notifications/notifications.service.ts';
-import type { User } from '../users/user.entity.ts';
+import { conflict } from '../../http/errors.ts';
+import { recordEvent, type Actor } from '../events/events.ts';
+import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
 
 export type NoteFields = {
   title: string;
-  team: string;
   description?: string | null | undefined;
   slug?: string | null | undefined;
   is_private?: boolean | null | undefined;
 };
 
-/** The team named in a note body: one that does not exist is a valid shape naming nothing (422). */
-async function teamForNote(em: EntityManager, name: string): Promise<Team> {
-  const team = await findTeam(em, name);
-  if (!team) throw unprocessable('unprocessable', `no team is named "${name}"`, [{ pointer: '/note/team', detail: 'no such team' }]);
-  return team;
-}
-
 async function checkSlugFree(em: EntityManager, teamId: number, slug: string, exceptNoteId?: number): Promise<void> {
-  const clash = await em.findOne(Note, { team: teamId, slug, ...(exceptNoteId ? { id: { $ne: exceptNoteId } } : {}) });
+  const clash = await em.findOne(Note, { team: teamId, slug, ...(exceptNoteId ? { id: { $ne: exceptNoteId } } : {}) }, { fields: ['id'] });
   if (clash) throw conflict('name_taken', `the team already has a note with the slug "${slug}"`, [{ pointer: '/note/slug', detail: 'already taken in this team' }]);
 }
 
-export async function createNote(em: EntityManager, caller: User, fields: NoteFields): Promise<Note> {
-  const team = await teamForNote(em, fields.team);
-  const role = await roleIn(em, caller.id, team.id);
-  if (!teamPolicy.createNote(role)) throw forbidden(`only members of ${team.name} may create notes in it`);
+export async function createNote(em: EntityManager, actor: Actor, team: Team, fields: NoteFields): Promise<Note> {
   return em.transactional(async (tx) => {
     if (fields.slug) await checkSlugFree(tx, team.id, fields.slug);
     const note = tx.create(Note, {
-      team: team.id,
-      user: caller.id,
+      team,
+      user: actor.id,
       slug: fields.slug ?? null,
       title: fields.title,
       description: fields.description ?? '',
       isPrivate: fields.is_private ?? false,
       forkedFrom: null,
       pulledAt: null,
+      coverPageId: null,
     });
     await tx.flush();
-    await notifyNewNote(tx, note, caller);
-    await tx.flush();
+    await recordEvent(tx, { type: 'note.created', actor, note });
     return note;
   });
 }
 
-/** Updates the note; a different `team` moves it, which takes a manager of both teams. */
-export async function updateNote(em: EntityManager, caller: User, note: Note, role: Role, fields: NoteFields & { slugGiven: boolean }): Promise<Note> {
-  if (!notePolicy.edit(role)) throw forbidden('only members of the note\'s team may edit it');
-  let targetTeam: Team = note.team;
-  if (fields.team.toLowerCase() !== note.team.name.toLowerCase()) {
-    targetTeam = await teamForNote(em, fields.team);
-    if (!notePolicy.manage(role)) throw forbidden('only a manager of the note\'s team may move it to another team');
-    if (!teamPolicy.manage(await roleIn(em, caller.id, targetTeam.id))) throw forbidden(`only a manager of ${targetTeam.name} may move notes into it`);
-  }
+/** Updates the note; a `targetTeam` other than its own moves it there. `slugGiven`: an absent slug keeps its value. */
+export async function updateNote(
+  em: EntityManager,
+  actor: Actor,
+  note: Note,
+  targetTeam: Team,
+  fields: NoteFields & { slugGiven: boolean },
+): Promise<Note> {
   return em.transactional(async (tx) => {
-    const managed = await tx.findOneOrFail(Note, note.id, { populate: ['team'] });
-    const slug = fields.slugGiven ? (fields.slug ?? null) : managed.slug;
-    if (slug && (slug !== managed.slug || targetTeam.id !== managed.team.id)) await checkSlugFree(tx, targetTeam.id, slug, managed.id);
-    managed.title = fields.title;
-    managed.slug = slug;
-    if (fields.description !== undefined) managed.description = fields.description ?? '';
-    if (fields.is_private !== undefined) managed.isPrivate = fields.is_private ?? false;
-    if (targetTeam.id !== managed.team.id) managed.team = tx.getReference(Team, targetTeam.id);
-    await tx.flush();
-    return managed;
+    const slug = fields.slugGiven ? (fields.slug ?? null) : note.slug;
+    if (slug && (slug !== note.slug || targetTeam.id !== note.team.id)) await checkSlugFree(tx, targetTeam.id, slug, note.id);
+    const changed: string[] = [];
+    const set = <K extends 'title' | 'slug' | 'description' | 'isPrivate'>(key: K, value: Note[K]) => {
+      if (note[key] !== value) changed.push(key);
+      note[key] = value;
+    };
+    set('title', fields.title);
+    set('slug', slug);
+    if (fields.description !== undefined) set('description', fields.description ?? '');
+    if (fields.is_private !== undefined) set('isPrivate', fields.is_private ?? false);
+    if (targetTeam.id !== note.team.id) {
+      note.team = targetTeam;
+      changed.push('team');
+    }
+    if (changed.length > 0) await recordEvent(tx, { type: 'note.updated', actor, note, changed });
+    return note;
   });
 }
 
-export async function deleteNote(em: EntityManager, note: Note, role: Role): Promise<void> {
-  if (!notePolicy.manage(role)) throw forbidden('only a manager of the note\'s team may delete it');
-  // pages, versions, issues, comments, attachments and requests go with it (foreign keys cascade); its forks stay
-  await em.execute('delete from notes where id = ?', [note.id]);
+/** Pages, versions, issues, comments, attachments and requests go with it (foreign keys cascade); its forks stay. */
+export async function deleteNote(em: EntityManager, actor: Actor, note: Note): Promise<void> {
+  await em.transactional(async (tx) => {
+    await recordEvent(tx, { type: 'note.deleted', actor, note });
+    await tx.flush();
+    await tx.execute('delete from notes where id = ?', [note.id]);
+  });
 }

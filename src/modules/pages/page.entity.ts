@@ -13,7 +13,6 @@ export const PageSchema = defineEntity({
     position: p.integer().default(0),
     title: p.string().length(255),
     content: p.text().default(''),
-    isCover: p.boolean().default(false),
     // Bumped on every change; the page's ETag.
     lockVersion: p.integer().default(1),
     // Highest version index handed out for this page.

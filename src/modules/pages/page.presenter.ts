@@ -7,19 +7,20 @@ export type PlacedPage = { page: Page; path: string };
 
 /** A page with everything its presentation embeds, loaded by pages.loader.ts. */
 export type PageView = PlacedPage & {
-  /** The note, already presented (every page of a list shares it). */
+  /** The note, already presented (every page of a list shares it), and which of its pages is the cover. */
   note: NoteBody;
+  coverPageId: number | null;
   parent: PlacedPage | undefined;
   children: PlacedPage[];
 };
 
-export function presentPageSummary({ page, path }: PlacedPage, note: NoteBody, urls: Urls): PageSummaryBody {
+export function presentPageSummary({ page, path }: PlacedPage, note: NoteBody, coverPageId: number | null, urls: Urls): PageSummaryBody {
   return {
     id: page.id,
     title: page.title,
     created_at: page.createdAt.toISOString(),
     updated_at: page.updatedAt.toISOString(),
-    is_cover: page.isCover,
+    is_cover: page.id === coverPageId,
     note,
     html_url: urls.page(note.team.name, note.name, page.id),
     content: page.content,
@@ -29,10 +30,11 @@ export function presentPageSummary({ page, path }: PlacedPage, note: NoteBody, u
 }
 
 export function presentPage(view: PageView, urls: Urls): PageBody {
+  const summary = (placed: PlacedPage) => presentPageSummary(placed, view.note, view.coverPageId, urls);
   return {
-    ...presentPageSummary(view, view.note, urls),
-    children: view.children.map((child) => presentPageSummary(child, view.note, urls)),
-    ...(view.parent ? { parent: presentPageSummary(view.parent, view.note, urls) } : {}),
+    ...summary(view),
+    children: view.children.map(summary),
+    ...(view.parent ? { parent: summary(view.parent) } : {}),
   };
 }
 
@@ -40,4 +42,3 @@ export function presentPage(view: PageView, urls: Urls): PageBody {
 export function pageEtag(page: Pick<Page, 'id' | 'lockVersion'>): string {
   return `"page-${page.id}-${page.lockVersion}"`;
 }
-

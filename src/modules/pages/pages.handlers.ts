@@ -1,16 +1,15 @@
-import type {
-  CreatePageData, CreatePageResponse, DeletePageData, GetPageData, GetPageResponse, ListPagesData, ListPagesResponse,
-  UpdatePageData, UpdatePageResponse,
-} from '../../../generated/client/types.gen.ts';
+import type { Page as PageBody, PageUpdateInput } from '../../../generated/client/types.gen.ts';
 import { notFound } from '../../http/errors.ts';
-import { noContent, operation, type HandlerContext } from '../../http/handler.ts';
-import { findReadableNote } from '../notes/notes.access.ts';
+import { defineOperation, noContent, type HandlerContext } from '../../http/handler.ts';
+import { authorize, type PageScope } from '../access/scope.ts';
+import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
-import { findReadablePage } from './pages.access.ts';
+import { cachedPageView, rememberPageView } from './page-view.cache.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
-import { checkContentSize, createPage, deletePage, requireEditor, updatePage } from './pages.service.ts';
+import { checkContentSize, updatePage } from './pages.service.ts';
 import { pageIdsInOrder, type TreeOrder } from './tree.ts';
+import { createPage, deletePage } from './tree.service.ts';
 
 export const PAGES_PER_LIST_PAGE = 20;
 
@@ -25,30 +24,25 @@ const orders: Record<string, TreeOrder> = {
   '-updated_at': { column: 'updated_at', descending: true },
 };
 
-/** Presents one page freshly read (after a write), with its ETag header. */
-async function answerPage(context: HandlerContext, teamName: string, noteRef: string, pageId: number) {
-  const em = context.em.fork();
-  const { note, page } = await findReadablePage(em, context.user.id, teamName, noteRef, pageId);
+/** Presents a page from what is loaded (after a write: the written page, no read-back of it), with its ETag. */
+export async function answerPage(context: HandlerContext, note: Note, page: Page): Promise<PageBody> {
   context.response.setHeader('ETag', pageEtag(page));
-  return presentPage(await loadPageView(em, context.user.id, context.urls, note, page), context.urls);
+  return presentPage(await loadPageView(context.em, context.caller.user.id, context.urls, note, page), context.urls);
 }
 
-const update = operation<UpdatePageData, UpdatePageResponse>(async ({ path, body }, context) => {
-  const { page, role } = await findReadablePage(context.em, context.user.id, path.team, path.note, path.page);
-  requireEditor(role);
-  const changes = body.page;
+async function update(context: HandlerContext, scope: PageScope, changes: PageUpdateInput['page'], ifMatch: string | undefined) {
+  authorize(scope, 'note.edit');
   checkContentSize(changes.content, context.config.limits);
-  await updatePage(context.em, context.user, page.id, changes, context.request.get('if-match'), context.config.limits);
-  return answerPage(context, path.team, path.note, page.id);
-});
+  const page = await updatePage(context.em, scope.caller.user, scope.note, scope.page, changes, ifMatch, context.config.limits);
+  return answerPage(context, scope.note, page);
+}
 
 export const pageOperations = {
   /** 20 pages per page of results; `parent` all (default), root or a page id; `order` a column, `-` reverses. */
-  listPages: operation<ListPagesData, ListPagesResponse>(async ({ path, query }, context) => {
+  listPages: defineOperation('listPages', { scope: 'note' }, async ({ query }, { note, caller }, context) => {
     const { em } = context;
-    const { note } = await findReadableNote(em, context.user.id, path.team, path.note);
     const parentParam = query.parent ?? 'all';
-    let parent: 'all' | 'root' | number = parentParam === 'all' || parentParam === 'root' ? parentParam : Number(parentParam);
+    const parent: 'all' | 'root' | number = parentParam === 'all' || parentParam === 'root' ? parentParam : Number(parentParam);
     if (typeof parent === 'number') {
       if (!Number.isSafeInteger(parent) || (await em.count(Page, { id: parent, note: note.id })) === 0) throw notFound('parent page');
     }
@@ -57,32 +51,36 @@ export const pageOperations = {
     const shown = ids.slice(0, PAGES_PER_LIST_PAGE);
     const pages = shown.length === 0 ? [] : await em.find(Page, { id: { $in: shown } });
     const byId = new Map(pages.map((page) => [page.id, page]));
-    const views = await loadPageViews(em, context.user.id, context.urls, note, shown.map((id) => byId.get(id)!));
+    const views = await loadPageViews(em, caller.user.id, context.urls, note, shown.map((id) => byId.get(id)!));
     return { pages: views.map((view) => presentPage(view, context.urls)), last_page: ids.length <= PAGES_PER_LIST_PAGE };
   }),
 
-  getPage: operation<GetPageData, GetPageResponse>(async ({ path }, context) => {
-    const { note, page } = await findReadablePage(context.em, context.user.id, path.team, path.note, path.page);
-    context.response.setHeader('ETag', pageEtag(page));
-    return presentPage(await loadPageView(context.em, context.user.id, context.urls, note, page), context.urls);
+  /** Served from the view cache while nothing it shows has changed (page-view.cache.ts). */
+  getPage: defineOperation('getPage', { scope: 'page' }, async (_input, scope, context) => {
+    context.response.setHeader('ETag', pageEtag(scope.page));
+    const cached = cachedPageView(scope);
+    if (cached) return cached;
+    const body = presentPage(await loadPageView(context.em, scope.caller.user.id, context.urls, scope.note, scope.page), context.urls);
+    rememberPageView(scope, body);
+    return body;
   }),
 
-  createPage: operation<CreatePageData, CreatePageResponse>(async ({ path, body }, context) => {
-    const { note, role } = await findReadableNote(context.em, context.user.id, path.team, path.note);
-    requireEditor(role);
+  createPage: defineOperation('createPage', { scope: 'note' }, async ({ body }, scope, context) => {
+    authorize(scope, 'note.edit');
     checkContentSize(body.page.content, context.config.limits);
-    const page = await createPage(context.em, context.user, note, body.page, context.config.limits);
-    return answerPage(context, path.team, path.note, page.id);
+    const page = await createPage(context.em, scope.caller.user, scope.note, body.page, context.config.limits);
+    return answerPage(context, scope.note, page);
   }),
 
-  updatePage: update,
-  updatePageViaPatch: update,
+  updatePage: defineOperation('updatePage', { scope: 'page' }, async ({ body, headers }, scope, context) =>
+    update(context, scope, body.page, headers['If-Match'])),
+  updatePageViaPatch: defineOperation('updatePageViaPatch', { scope: 'page' }, async ({ body, headers }, scope, context) =>
+    update(context, scope, body.page, headers['If-Match'])),
 
   /** Deletes the page with its whole subtree. */
-  deletePage: operation<DeletePageData, never>(async ({ path }, context) => {
-    const { page, role } = await findReadablePage(context.em, context.user.id, path.team, path.note, path.page);
-    requireEditor(role);
-    await deletePage(context.em, page);
+  deletePage: defineOperation('deletePage', { scope: 'page' }, async (_input, scope, context) => {
+    authorize(scope, 'note.edit');
+    await deletePage(context.em, scope.caller.user, scope.note, scope.page);
     return noContent;
   }),
 };

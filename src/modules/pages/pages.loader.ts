@@ -26,6 +26,7 @@ export async function loadPageViews(em: EntityManager, callerId: number, urls: U
       page,
       path,
       note: noteBody,
+      coverPageId: note.coverPageId ?? null,
       parent: parent ? { page: parent, path: joinPath(titles.slice(0, -1)) } : undefined,
       children: children
         .filter((child) => child.parent?.id === page.id)

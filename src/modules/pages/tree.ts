@@ -11,19 +11,19 @@ export type Ancestry = {
   ids: number[];
 };
 
-/** For each page: the titles and ids of its ancestors and itself, root first. One query. */
-export async function ancestries(em: EntityManager, pageIds: readonly number[]): Promise<Map<number, Ancestry>> {
+/** For each page (of `noteId`, when given): the titles and ids of its ancestors and itself, root first. One query. */
+export async function ancestries(em: EntityManager, pageIds: readonly number[], noteId?: number): Promise<Map<number, Ancestry>> {
   const result = new Map<number, Ancestry>();
   if (pageIds.length === 0) return result;
   const rows = await em.execute<{ start_id: number; id: number; title: string; level: number }[]>(
     `with recursive up as (
-       select id as start_id, id, parent_id, title, 0 as level from pages where id = any(?::int[])
+       select id as start_id, id, parent_id, title, 0 as level from pages where id = any(?::int[]) ${noteId === undefined ? '' : 'and note_id = ?'}
        union all
        select up.start_id, p.id, p.parent_id, p.title, up.level + 1 from pages p join up on p.id = up.parent_id
         where up.level < 1000
      )
      select start_id, id, title, level from up order by start_id, level desc`,
-    [intArray(pageIds)],
+    noteId === undefined ? [intArray(pageIds)] : [intArray(pageIds), noteId],
   );
   for (const row of rows) {
     const entry = result.get(row.start_id) ?? { titles: [], ids: [] };

@@ -5,7 +5,7 @@ import { presentUser } from '../users/user.presenter.ts';
 import type { Membership, Team } from './team.entity.ts';
 
 /** A team with everything its presentation embeds: its memberships (users loaded, in join order) and the caller's role. */
-export type TeamView = { team: Team; memberships: readonly Membership[]; role: Role };
+export type TeamView = { team: Team; memberships: readonly Membership[]; role: Role; callerId: number };
 
 export function presentTeam({ team, memberships, role }: TeamView, urls: Urls): TeamBody {
   return {

@@ -19,7 +19,7 @@ export async function membershipsOf(em: EntityManager, teamIds: readonly number[
 /** A team's view from its memberships: the caller's role is read off them, no query of its own. */
 export function teamView(team: Team, memberships: ReadonlyMap<number, Membership[]>, callerId: number): TeamView {
   const list = memberships.get(team.id) ?? [];
-  return { team, memberships: list, role: list.find((membership) => membership.user.id === callerId)?.role };
+  return { team, memberships: list, role: list.find((membership) => membership.user.id === callerId)?.role, callerId };
 }
 
 /** Everything needed to present these teams to this caller, in one query whatever their number. */

@@ -1,10 +1,6 @@
 import { sql } from '@mikro-orm/core';
-import type {
-  GetMeData, GetMeResponse, GetUserData, GetUserResponse, ListUserNotesData, ListUserNotesResponse,
-  ListUsernamesData, ListUsernamesResponse, ListUsersData, ListUsersResponse,
-} from '../../../generated/client/types.gen.ts';
 import { notFound } from '../../http/errors.ts';
-import { operation } from '../../http/handler.ts';
+import { defineOperation } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { Note } from '../notes/note.entity.ts';
@@ -15,24 +11,25 @@ import { presentUser } from './user.presenter.ts';
 import { findUserByUsername } from './users.service.ts';
 
 export const userOperations = {
-  getMe: operation<GetMeData, GetMeResponse>(async (_input, { user, urls }) => presentUser(user, urls)),
+  getMe: defineOperation('getMe', { scope: 'caller' }, async (_input, { caller }, { urls }) => presentUser(caller.user, urls)),
 
-  listUsers: operation<ListUsersData, ListUsersResponse>(async ({ query }, context) => {
+  listUsers: defineOperation('listUsers', { scope: 'caller' }, async ({ query }, _scope, context) => {
     const page = pagination(query);
     const [users, total] = await context.em.findAndCount(User, {}, { orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset });
     sendPaginationHeaders(context, page, total);
     return users.map((user) => presentUser(user, context.urls));
   }),
 
-  getUser: operation<GetUserData, GetUserResponse>(async ({ path }, { em, urls }) => {
+  getUser: defineOperation('getUser', { scope: 'caller' }, async ({ path }, _scope, { em, urls }) => {
     const user = await findUserByUsername(em, path.username);
     if (!user) throw notFound('user');
     return presentUser(user, urls);
   }),
 
   /** Notes of the teams the user belongs to, that the caller may read. */
-  listUserNotes: operation<ListUserNotesData, ListUserNotesResponse>(async ({ path, query }, context) => {
-    const { em, user: caller } = context;
+  listUserNotes: defineOperation('listUserNotes', { scope: 'caller' }, async ({ path, query }, scope, context) => {
+    const { em } = context;
+    const caller = scope.caller.user;
     const user = await findUserByUsername(em, path.username);
     if (!user) throw notFound('user');
     const [theirs, mine] = await Promise.all([
@@ -52,7 +49,7 @@ export const userOperations = {
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 
-  listUsernames: operation<ListUsernamesData, ListUsernamesResponse>(async ({ query }, context) => {
+  listUsernames: defineOperation('listUsernames', { scope: 'caller' }, async ({ query }, _scope, context) => {
     const page = pagination(query);
     const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: [{ [sql.lower('username')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset });
     sendPaginationHeaders(context, page, total);

@@ -1,18 +1,19 @@
-// Producing notifications. Never for one's own actions.
+// Producing notifications, from the domain events the services record (in the same transaction). Who hears of what
+// lives here and nowhere else. Never for one's own actions, at most one notification per user per change.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notePolicy } from '../access/policy.ts';
+import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import type { Comment } from '../comments/comment.entity.ts';
+import { subscribe, type Actor } from '../events/events.ts';
 import { PageVersion, type Page } from '../pages/page.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
-import type { User } from '../users/user.entity.ts';
 import { Notification, type NotificationEvent } from './notification.entity.ts';
 
 const NOTIFICATION_TITLE_LENGTH = 512;
 
 /** `new_note`: every other member and manager of the note's team hears of a note created in it. */
-export async function notifyNewNote(em: EntityManager, note: Note, author: User): Promise<void> {
+async function notifyNewNote(em: EntityManager, note: Note, author: Actor): Promise<void> {
   const memberships = await em.find(Membership, { team: note.team.id, user: { $ne: author.id } });
   for (const membership of memberships) {
     em.create(Notification, {
@@ -38,14 +39,14 @@ function notificationTitle(text: string): string {
  * `mention` to each mentioned user and `comment` to the page's author (whoever wrote its first version, while they
  * may still read the note); never to the commenter, and at most one per user: a mention wins over `comment`.
  */
-export async function notifyPageComment(em: EntityManager, comment: Comment, note: Note, page: Page, author: User, mentioned: readonly User[]): Promise<void> {
+async function notifyPageComment(em: EntityManager, comment: Comment, note: Note, page: Page, author: Actor, mentioned: readonly Actor[]): Promise<void> {
   const events = new Map<number, NotificationEvent>();
   for (const user of mentioned) events.set(user.id, 'mention');
   const firstVersion = await em.findOne(PageVersion, { page: page.id, index: 1 }, { fields: ['user'] });
   const pageAuthorId = firstVersion?.user.id;
   if (pageAuthorId !== undefined && !events.has(pageAuthorId)) {
     const role = (await rolesOfUsersInTeam(em, note.team.id, [pageAuthorId])).get(pageAuthorId);
-    if (notePolicy.read(role, note)) events.set(pageAuthorId, 'comment');
+    if (can('note.read', { role, callerId: pageAuthorId }, note)) events.set(pageAuthorId, 'comment');
   }
   events.delete(author.id);
   const who = author.name || author.username;
@@ -65,4 +66,17 @@ export async function notifyPageComment(em: EntityManager, comment: Comment, not
       ),
     });
   }
+}
+
+export function subscribeNotifications(): void {
+  subscribe('notifications', async (em, event) => {
+    switch (event.type) {
+      case 'note.created':
+        return notifyNewNote(em, event.note, event.actor);
+      case 'comment.created':
+        return notifyPageComment(em, event.comment, event.note, event.page, event.actor, event.mentioned);
+      default:
+        return undefined;
+    }
+  });
 }

@@ -1,0 +1,43 @@
+// Hot reads as typed, named prepared statements on the ORM's own connection pool (PostgreSQL parses and plans them
+// once per connection), with rows mapped back to the ORM's entities so the same presenters serve them. Only for
+// reads outside a transaction: inside one, the pool's connection is the transaction's (and PGlite has just one).
+import type { EntityClass } from '@mikro-orm/core';
+import type { EntityManager, PostgreSqlConnection } from '@mikro-orm/postgresql';
+
+/** Runs a named prepared statement and returns its rows; logged like every ORM query (tests count them). */
+export async function preparedQuery<Row>(em: EntityManager, name: string, text: string, values: readonly unknown[]): Promise<Row[]> {
+  const connection = em.getConnection() as PostgreSqlConnection;
+  const pool = await connection.getNativeClient();
+  em.config.getLogger().logQuery({ query: text, params: values, level: 'info' });
+  const result = await pool.query({ name, text, values: values as unknown[] });
+  return result.rows as Row[];
+}
+
+const columnLists = new Map<string, string>();
+
+/** `alias.column as "alias.column"` for every stored column of the entity, to select several entities in one row. */
+export function aliasedColumns(em: EntityManager, entity: EntityClass<object>, alias: string): string {
+  const key = `${entity.name}:${alias}`;
+  let list = columnLists.get(key);
+  if (list === undefined) {
+    list = storedColumns(em, entity).map((column) => `${alias}.${column} as "${alias}.${column}"`).join(', ');
+    columnLists.set(key, list);
+  }
+  return list;
+}
+
+function storedColumns(em: EntityManager, entity: EntityClass<object>): string[] {
+  const meta = em.getMetadata().get(entity);
+  return meta.props
+    .filter((prop) => (prop.kind === 'scalar' || prop.kind === 'm:1' || (prop.kind === '1:1' && prop.owner)) && !prop.lazy)
+    .flatMap((prop) => prop.fieldNames);
+}
+
+/** The entity whose columns were selected with `aliasedColumns(…, alias)`, or undefined where they are null. */
+export function mapAliased<T extends object>(em: EntityManager, entity: EntityClass<T>, row: Record<string, unknown>, alias: string): T | undefined {
+  if (row[`${alias}.id`] === null || row[`${alias}.id`] === undefined) return undefined;
+  const data: Record<string, unknown> = {};
+  const prefix = `${alias}.`;
+  for (const [key, value] of Object.entries(row)) if (key.startsWith(prefix)) data[key.slice(prefix.length)] = value;
+  return em.map(entity, data as never);
+}

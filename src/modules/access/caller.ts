@@ -1,0 +1,17 @@
+// Who is calling: the signed-in user and the token they came with. Authentication (src/http/auth.ts) makes it once
+// per request; handlers and policies read it.
+import type { TokenScope } from '../auth/token.entity.ts';
+import type { User } from '../users/user.entity.ts';
+
+export type Caller = {
+  /** The user, as read when the token was looked up (a snapshot: never pass it to an entity manager, use its id). */
+  user: User;
+  tokenId: number;
+  tokenScope: TokenScope;
+  /**
+   * False when the token came from this process's short-lived token cache: the first statement the request runs
+   * (its scope, or a check of its own) then confirms the token still exists, so a revoke made anywhere (another
+   * process, the admin command line) takes effect at once.
+   */
+  tokenConfirmed: boolean;
+};

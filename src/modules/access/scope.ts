@@ -1,0 +1,153 @@
+// The scope of a request: what its path names (team, note, page) together with the caller and their role, loaded
+// once, in one statement, before the handler runs, and handed to it. A note the caller may not read is not in
+// anyone's scope: it answers 404 here, exactly like one that does not exist. What the caller may do with what is
+// in scope is then asked of the policy table with `authorize(scope, action)`: 403 when the answer is no.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { aliasedColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
+import { confirmToken, requireLiveToken } from '../../http/auth.ts';
+import { forbidden, notFound } from '../../http/errors.ts';
+import { Note } from '../notes/note.entity.ts';
+import { Page } from '../pages/page.entity.ts';
+import { Team } from '../teams/team.entity.ts';
+import type { Caller } from './caller.ts';
+import { can, deniedMessage, type Action, type Role, type Subject, type TargetArgument } from './policy.ts';
+
+export type ScopeKind = 'caller' | 'team' | 'note' | 'page';
+
+export type CallerScope = { kind: 'caller'; caller: Caller };
+export type TeamScope = { kind: 'team'; caller: Caller; team: Team; role: Role };
+export type NoteScope = { kind: 'note'; caller: Caller; team: Team; role: Role; note: Note };
+export type PageScope = {
+  kind: 'page';
+  caller: Caller;
+  team: Team;
+  role: Role;
+  note: Note;
+  page: Page;
+  /**
+   * Identifies, for this caller, everything a view of the page shows: the revisions of the note, its team, and (for
+   * a fork) the original and its team, with the caller's role in both teams. Equal stamps mean equal views.
+   */
+  view: { key: string; stamp: string };
+};
+
+export type ScopeOf<S extends ScopeKind> = S extends 'team' ? TeamScope : S extends 'note' ? NoteScope : S extends 'page' ? PageScope : CallerScope;
+
+/** PostgreSQL `integer`: a larger number names nothing and must not reach the database as one. */
+const LARGEST_ID = 2_147_483_647;
+
+/** A path's note reference as (id, slug): digits name an id, anything else a slug. */
+export function noteReference(ref: string): { id: number | null; slug: string | null } {
+  if (/^[0-9]+$/.test(ref)) {
+    const id = Number(ref);
+    return { id: id <= LARGEST_ID ? id : -1, slug: null };
+  }
+  return { id: null, slug: ref };
+}
+
+export function subjectOf(scope: { caller: Caller; role: Role }): Subject {
+  return { role: scope.role, callerId: scope.caller.user.id };
+}
+
+/** 403 unless the policy allows the action; a note the caller may not read is 404, checked first. */
+export function authorize<A extends Action>(scope: TeamScope | NoteScope | PageScope, action: A, ...target: TargetArgument<A>): void {
+  const subject = subjectOf(scope);
+  if ('note' in scope && !can('note.read', subject, scope.note)) throw notFound('note');
+  if (!can(action, subject, ...target)) throw forbidden(deniedMessage(action));
+}
+
+type Row = Record<string, unknown>;
+
+/** The team named `name` (case-insensitively) with the caller's role in it, or undefined. */
+export async function findTeamScope(em: EntityManager, caller: Caller, name: string): Promise<TeamScope | undefined> {
+  const rows = await preparedQuery<Row>(
+    em,
+    'scope_team',
+    `select k.token_alive, ${aliasedColumns(em, Team, 't')}, m.role as "role"
+       from (select exists (select 1 from tokens where id = $3 and (expires_at is null or expires_at > now())) as token_alive) k
+       left join teams t on lower(t.name) = lower($1)
+       left join memberships m on m.team_id = t.id and m.user_id = $2`,
+    [name, caller.user.id, caller.tokenId],
+  );
+  const row = rows[0]!;
+  requireLiveToken(caller, row.token_alive === true);
+  if (row['t.id'] === null) return undefined;
+  return { kind: 'team', caller, team: mapAliased(em, Team, row, 't')!, role: (row.role ?? undefined) as Role };
+}
+
+export async function loadTeamScope(em: EntityManager, caller: Caller, name: string): Promise<TeamScope> {
+  const scope = await findTeamScope(em, caller, name);
+  if (!scope) throw notFound('team');
+  return scope;
+}
+
+export async function loadNoteScope(em: EntityManager, caller: Caller, teamName: string, noteRef: string): Promise<NoteScope> {
+  const { id, slug } = noteReference(noteRef);
+  const rows = await preparedQuery<Row>(
+    em,
+    'scope_note',
+    `select k.token_alive, ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}, m.role as "role"
+       from (select exists (select 1 from tokens where id = $5 and (expires_at is null or expires_at > now())) as token_alive) k
+       left join teams t on lower(t.name) = lower($1)
+       left join notes n on n.team_id = t.id and (n.id = $2 or n.slug = $3)
+       left join memberships m on m.team_id = t.id and m.user_id = $4`,
+    [teamName, id, slug, caller.user.id, caller.tokenId],
+  );
+  return noteScopeFrom(em, caller, rows[0]);
+}
+
+function noteScopeFrom(em: EntityManager, caller: Caller, row: Row | undefined): NoteScope {
+  requireLiveToken(caller, row?.token_alive === true);
+  if (!row || row['t.id'] === null) throw notFound('team');
+  const team = mapAliased(em, Team, row, 't')!;
+  const note = mapAliased(em, Note, row, 'n');
+  const role = (row.role ?? undefined) as Role;
+  if (!note || !can('note.read', { role, callerId: caller.user.id }, note)) throw notFound('note');
+  return { kind: 'note', caller, team, role, note };
+}
+
+export async function loadPageScope(em: EntityManager, caller: Caller, teamName: string, noteRef: string, pageId: number): Promise<PageScope> {
+  const { id, slug } = noteReference(noteRef);
+  const rows = await preparedQuery<Row>(
+    em,
+    'scope_page',
+    `select k.token_alive, ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}, ${aliasedColumns(em, Page, 'p')},
+            m.role as "role", om.role as "original_role",
+            (select max(r.id) from revisions r where r.kind = 'n' and r.target_id = n.id) as "note_revision",
+            (select max(r.id) from revisions r where r.kind = 't' and r.target_id = t.id) as "team_revision",
+            (select max(r.id) from revisions r where r.kind = 'n' and r.target_id = o.id) as "original_revision",
+            (select max(r.id) from revisions r where r.kind = 't' and r.target_id = o.team_id) as "original_team_revision"
+       from (select exists (select 1 from tokens where id = $6 and (expires_at is null or expires_at > now())) as token_alive) k
+       left join teams t on lower(t.name) = lower($1)
+       left join notes n on n.team_id = t.id and (n.id = $2 or n.slug = $3)
+       left join memberships m on m.team_id = t.id and m.user_id = $4
+       left join pages p on p.id = $5 and p.note_id = n.id
+       left join notes o on o.id = n.forked_from_id
+       left join memberships om on om.team_id = o.team_id and om.user_id = $4`,
+    [teamName, id, slug, caller.user.id, Number.isSafeInteger(pageId) && pageId <= LARGEST_ID ? pageId : -1, caller.tokenId],
+  );
+  const row = rows[0];
+  const scope = noteScopeFrom(em, caller, row);
+  const page = mapAliased(em, Page, row!, 'p');
+  if (!page) throw notFound('page');
+  const view = {
+    key: `${page.id}:${scope.role ?? '-'}:${row!.original_role ?? '-'}`,
+    stamp: `${row!.note_revision}:${row!.team_revision}:${row!.original_revision}:${row!.original_team_revision}`,
+  };
+  return { ...scope, kind: 'page', page, view };
+}
+
+/** Loads the scope an operation declares, from its path parameters. */
+export async function loadScope(kind: ScopeKind, em: EntityManager, caller: Caller, path: Record<string, unknown>) {
+  switch (kind) {
+    case 'caller':
+      await confirmToken(em, caller);
+      return { kind, caller } satisfies CallerScope;
+    case 'team':
+      return loadTeamScope(em, caller, String(path.team));
+    case 'note':
+      return loadNoteScope(em, caller, String(path.team), String(path.note));
+    case 'page':
+      return loadPageScope(em, caller, String(path.team), String(path.note), Number(path.page));
+  }
+}

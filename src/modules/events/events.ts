@@ -1,0 +1,44 @@
+// Domain events: a service records what happened, inside its transaction; whatever must follow from it (the
+// notifications, the activity log, later webhooks and the search index) subscribes here and writes in that same
+// transaction, so the change and its consequences commit or roll back together. Services never import the
+// subscribers: who is told of what lives with the subscriber.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Comment } from '../comments/comment.entity.ts';
+import type { Note } from '../notes/note.entity.ts';
+import type { Page, PageVersion } from '../pages/page.entity.ts';
+import type { Team, TeamRole } from '../teams/team.entity.ts';
+import type { User } from '../users/user.entity.ts';
+
+/** The user who made the change (a snapshot; subscribers use its id and name). */
+export type Actor = Pick<User, 'id' | 'username' | 'name'>;
+
+export type DomainEvent =
+  | { type: 'note.created'; actor: Actor; note: Note }
+  | { type: 'note.updated'; actor: Actor; note: Note; changed: string[] }
+  | { type: 'note.deleted'; actor: Actor; note: Note }
+  | { type: 'page.created'; actor: Actor; note: Note; page: Page; version: PageVersion }
+  | { type: 'page.updated'; actor: Actor; note: Note; page: Page; version: PageVersion | undefined; changed: string[] }
+  | { type: 'page.restored'; actor: Actor; note: Note; page: Page; version: PageVersion; restored: PageVersion }
+  | { type: 'page.deleted'; actor: Actor; note: Note; page: Page }
+  | { type: 'comment.created'; actor: Actor; note: Note; comment: Comment; page: Page; mentioned: readonly Actor[] }
+  | { type: 'comment.deleted'; actor: Actor; note: Note; comment: Comment }
+  | { type: 'team.created'; actor: Actor; team: Team }
+  | { type: 'team.renamed'; actor: Actor; team: Team; from: string }
+  | { type: 'team.deleted'; actor: Actor; team: Team }
+  | { type: 'membership.added' | 'membership.changed'; actor: Actor; team: Team; user: Actor; role: TeamRole }
+  | { type: 'membership.removed'; actor: Actor; team: Team; user: Actor };
+
+export type EventType = DomainEvent['type'];
+export type Subscriber = (em: EntityManager, event: DomainEvent) => Promise<void>;
+
+const subscribers = new Map<string, Subscriber>();
+
+/** Registers a subscriber under a name (registering the same name again replaces it). */
+export function subscribe(name: string, subscriber: Subscriber): void {
+  subscribers.set(name, subscriber);
+}
+
+/** Records an event inside the caller's transaction: every subscriber runs on the same entity manager, in order. */
+export async function recordEvent(em: EntityManager, event: DomainEvent): Promise<void> {
+  for (const subscriber of subscribers.values()) await subscriber(em, event);
+}

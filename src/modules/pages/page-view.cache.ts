@@ -1,0 +1,59 @@
+// Presented page views, kept in this process and served again while nothing they show has changed. Whether that is
+// so is decided by the database, not by this process: the request's scope statement reads the newest revisions of
+// the note, its team and (for a fork) the original and its team (src/db/migrations/0002-revisions.sql), which
+// triggers bump in the same transaction as any change, made by any process. A view is served only when the stamp it
+// was built at equals the one just read, so a process never serves a view older than a write it can see. Views are
+// per role (the caller's role in the note's team and in the original's), since `role`, `can_*` depend on it.
+import type { Page as PageBody } from '../../../generated/client/types.gen.ts';
+import type { PageScope } from '../access/scope.ts';
+
+const MAX_ENTRIES = 5000;
+const MAX_CHARS = 32 * 1024 * 1024;
+
+type Entry = { stamp: string; body: PageBody; chars: number };
+const views = new Map<string, Entry>();
+let totalChars = 0;
+
+function sizeOf(body: PageBody): number {
+  let chars = body.content.length + body.note.team.members.length * 400 + body.note.team.managers.length * 400 + 4096;
+  for (const child of body.children) chars += child.content.length + 1024;
+  if (body.parent) chars += body.parent.content.length + 1024;
+  return chars;
+}
+
+function drop(key: string): void {
+  const entry = views.get(key);
+  if (!entry) return;
+  totalChars -= entry.chars;
+  views.delete(key);
+}
+
+/** The presented view of the scope's page, when one was built at the stamp the scope was just loaded with. */
+export function cachedPageView(scope: PageScope): PageBody | undefined {
+  const entry = views.get(scope.view.key);
+  if (!entry) return undefined;
+  if (entry.stamp !== scope.view.stamp) {
+    drop(scope.view.key);
+    return undefined;
+  }
+  // least recently used goes first: move to the end
+  views.delete(scope.view.key);
+  views.set(scope.view.key, entry);
+  return entry.body;
+}
+
+/** Keeps a view presented from data read after the scope's stamp (so never older than the stamp says). */
+export function rememberPageView(scope: PageScope, body: PageBody): void {
+  const chars = sizeOf(body);
+  if (chars > MAX_CHARS / 16) return;
+  drop(scope.view.key);
+  views.set(scope.view.key, { stamp: scope.view.stamp, body, chars });
+  totalChars += chars;
+  while (views.size > MAX_ENTRIES || totalChars > MAX_CHARS) drop(views.keys().next().value!);
+}
+
+/** For tests: forget every view. */
+export function clearPageViews(): void {
+  views.clear();
+  totalChars = 0;
+}

@@ -1,0 +1,68 @@
+// The version writer: the only place a page version is written. A page's row is locked before it changes, so
+// concurrent writers queue on it: none is lost, each gets its own version index from the page's counter, and an
+// If-Match check sees the page as it is when the write happens.
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { currentTime } from '../../db/timestamps.ts';
+import { HttpError } from '../../http/errors.ts';
+import type { Actor } from '../events/events.ts';
+import { renderDiff } from './diff.ts';
+import { Page, PageVersion } from './page.entity.ts';
+import { pageEtag } from './page.presenter.ts';
+
+/** Locks the page's row for the rest of the transaction and reads it as it is now. */
+export async function lockPage(em: EntityManager, pageId: number): Promise<Page> {
+  return em.findOneOrFail(Page, pageId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+}
+
+/** 412 unless `ifMatch` (absent: no condition) names the page's current ETag, or is `*`. */
+export function checkIfMatch(page: Page, ifMatch: string | undefined): void {
+  if (ifMatch === undefined) return;
+  const etag = pageEtag(page);
+  const matches = ifMatch.split(',').some((candidate) => {
+    const value = candidate.trim().replace(/^W\//, '');
+    return value === '*' || value === etag;
+  });
+  if (!matches) throw new HttpError(412, 'precondition_failed', 'the page changed since the ETag given in If-Match; fetch it again');
+}
+
+/** Records the page's current title and content as its next version, with the diff from `previousContent`. */
+export function recordVersion(em: EntityManager, page: Page, author: Actor, previousContent: string): PageVersion {
+  page.versionSequence += 1;
+  return em.create(PageVersion, {
+    page,
+    note: page.note,
+    index: page.versionSequence,
+    title: page.title,
+    content: page.content,
+    diff: renderDiff(previousContent, page.content).html,
+    user: author.id,
+  });
+}
+
+/** Sets the title and content given (of a locked page); a version, and what changed, when either changed. */
+export function writeContent(
+  em: EntityManager,
+  page: Page,
+  author: Actor,
+  changes: { title?: string | undefined; content?: string | undefined },
+): { version: PageVersion; changed: ('title' | 'content')[] } | undefined {
+  const previousContent = page.content;
+  const changed: ('title' | 'content')[] = [];
+  if (changes.title !== undefined && changes.title !== page.title) {
+    page.title = changes.title;
+    changed.push('title');
+  }
+  if (changes.content !== undefined && changes.content !== page.content) {
+    page.content = changes.content;
+    changed.push('content');
+  }
+  if (changed.length === 0) return undefined;
+  return { version: recordVersion(em, page, author, previousContent), changed };
+}
+
+/** Marks a changed page: a new ETag, a new `updated_at`. */
+export function touch(page: Page): void {
+  page.lockVersion += 1;
+  page.updatedAt = currentTime();
+}
