@@ -3,20 +3,15 @@ import { Note } from '../../src/modules/notes/note.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+import { makeScenario } from '../support/scenario.ts';
 
 let app: TestApp;
-let manager: Actor;
-let member: Actor;
-let outsider: Actor;
-let reader: Actor;
+let manager: Actor, member: Actor, outsider: Actor, reader: Actor;
 
 beforeAll(async () => {
   app = await startTestApp();
-  manager = await makeUser(app, 'nora');
-  member = await makeUser(app, 'ned');
-  outsider = await makeUser(app, 'olga');
-  reader = await makeUser(app, 'ray', { scope: 'read' });
-  await makeTeam(app, 'writers', [{ user: manager.user, role: 'manager' }, { user: member.user, role: 'member' }, { user: reader.user, role: 'member' }]);
+  // the tests name the team and the actors' own teams in paths
+  ({ manager, member, outsider, reader } = await makeScenario(app, { team: 'writers', usernames: { manager: 'nora', member: 'ned', outsider: 'olga', reader: 'ray' } }));
 });
 afterAll(async () => app?.close());
 

@@ -4,28 +4,19 @@ import { createPageComment, deletePageComment, listPageComments } from '../../ge
 import { Comment } from '../../src/modules/comments/comment.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { anonymous, makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+import { addMember, anonymous, makeNote, makePage, makePageComment, makeUser, type Actor } from '../support/factories.ts';
+import { makeScenario } from '../support/scenario.ts';
 
 let app: TestApp;
-let manager: Actor;
-let member: Actor;
-let colleague: Actor;
-let outsider: Actor;
-let reader: Actor;
+let manager: Actor, member: Actor, colleague: Actor, outsider: Actor, reader: Actor;
 
 beforeAll(async () => {
   app = await startTestApp({}, { countQueries: true });
-  manager = await makeUser(app, 'mona');
-  member = await makeUser(app, 'milo');
+  // mentions and expectations spell these usernames
+  const cast = await makeScenario(app, { team: 'talk', usernames: { manager: 'mona', member: 'milo', outsider: 'otto', reader: 'rita' } });
+  ({ manager, member, outsider, reader } = cast);
   colleague = await makeUser(app, 'cleo');
-  outsider = await makeUser(app, 'otto');
-  reader = await makeUser(app, 'rita', { scope: 'read' });
-  await makeTeam(app, 'talk', [
-    { user: manager.user, role: 'manager' },
-    { user: member.user, role: 'member' },
-    { user: colleague.user, role: 'member' },
-    { user: reader.user, role: 'member' },
-  ]);
+  await addMember(app, cast.team, colleague.user, 'member');
 });
 afterAll(async () => app?.close());
 
@@ -34,15 +25,8 @@ let counter = 0;
 async function freshPage(options: { isPrivate?: boolean } = {}) {
   counter += 1;
   const note = await makeNote(app, 'talk', manager.user, { slug: `thread-${counter}`, isPrivate: options.isPrivate ?? false });
-  const page = await member.client.post(`/api/v1/talk/${note.slug}/pages`, { json: { page: { title: `Page ${counter}`, content: '<p>text</p>' } } });
-  expect(page.status, JSON.stringify(page.body)).toBe(200);
-  return { note, page: page.body as { id: number; title: string }, url: `/api/v1/talk/${note.slug}/${page.body.id}/comments` };
-}
-
-async function comment(actor: Actor, url: string, text: string, mentions?: string[]) {
-  const answer = await actor.client.post(url, { json: { comment: { comment: text }, ...(mentions ? { mentions } : {}) } });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  return answer.body;
+  const page = await makePage(app, note, member, { title: `Page ${counter}`, content: '<p>text</p>' });
+  return { note, page, url: `/api/v1/talk/${note.slug}/${page.id}/comments` };
 }
 
 const storedMentions = async (commentId: number) =>
@@ -91,11 +75,11 @@ describe('createPageComment', () => {
   });
 
   it('never notifies the commenter, and notifies a mentioned page author once, with mention', async () => {
-    const { url } = await freshPage();
-    const own = await comment(member, url, 'note to self', ['milo', 'mona']);
+    const { page, url } = await freshPage();
+    const own = await makePageComment(page, member, { comment: 'note to self', mentions: ['milo', 'mona'] });
     expect(own.mentions.map((user: { username: string }) => user.username)).toEqual(['mona', 'milo']);
     expect((await storedNotifications(own.id)).map((item) => [item.user, item.event])).toEqual([[manager.user.id, 'mention']]);
-    const other = await comment(outsider, url, 'hey milo', ['milo']);
+    const other = await makePageComment(page, outsider, { comment: 'hey milo', mentions: ['milo'] });
     expect((await storedNotifications(other.id)).map((item) => [item.user, item.event])).toEqual([[member.user.id, 'mention']]);
   });
 
@@ -200,9 +184,9 @@ describe('listPageComments', () => {
   it('lists the page\'s comments oldest first, one page of results at a time, with Link and X-Total-Count', async () => {
     const { note, page, url } = await freshPage();
     const other = await freshPage();
-    await comment(member, other.url, 'elsewhere');
+    await makePageComment(other.page, member, { comment: 'elsewhere' });
     const written = [];
-    for (const text of ['first', 'second', 'third']) written.push(await comment(outsider, url, text, ['cleo']));
+    for (const text of ['first', 'second', 'third']) written.push(await makePageComment(page, outsider, { comment: text, mentions: ['cleo'] }));
     const all = await member.client.get(url);
     expect(all.status).toBe(200);
     expect(all.headers.get('x-total-count')).toBe('3');
@@ -227,8 +211,8 @@ describe('listPageComments', () => {
   });
 
   it('says can_delete for the author and for managers of the note\'s team, not for anyone else', async () => {
-    const { url } = await freshPage();
-    await comment(member, url, 'by milo');
+    const { page, url } = await freshPage();
+    await makePageComment(page, member, { comment: 'by milo' });
     const canDelete = async (actor: Actor) => (await actor.client.get(url)).body[0].can_delete;
     expect(await canDelete(member)).toBe(true);
     expect(await canDelete(manager)).toBe(true);
@@ -238,15 +222,15 @@ describe('listPageComments', () => {
   });
 
   it('loads in a fixed number of queries however many comments, authors and mentions', async () => {
-    const { url } = await freshPage();
+    const { page, url } = await freshPage();
     const measure = async () => {
       await manager.client.get('/api/v1/me');
       return app.countQueries(async () => expect((await manager.client.get(url)).status).toBe(200));
     };
     const users = [outsider, colleague, member, manager];
-    for (let i = 0; i < 2; i += 1) await comment(users[i]!, url, `c${i}`, ['mona']);
+    for (let i = 0; i < 2; i += 1) await makePageComment(page, users[i]!, { comment: `c${i}`, mentions: ['mona'] });
     const few = await measure();
-    for (let i = 2; i < 14; i += 1) await comment(users[i % users.length]!, url, `c${i}`, ['mona', 'cleo', 'otto'].slice(0, (i % 3) + 1));
+    for (let i = 2; i < 14; i += 1) await makePageComment(page, users[i % users.length]!, { comment: `c${i}`, mentions: ['mona', 'cleo', 'otto'].slice(0, (i % 3) + 1) });
     const many = await measure();
     expect((await manager.client.get(url)).body).toHaveLength(14);
     expect(many).toBe(few);
@@ -269,8 +253,8 @@ describe('listPageComments', () => {
 
 describe('deletePageComment', () => {
   it('lets the author delete their comment, with its mentions and notifications', async () => {
-    const { url } = await freshPage();
-    const written = await comment(outsider, url, 'oops', ['mona']);
+    const { page, url } = await freshPage();
+    const written = await makePageComment(page, outsider, { comment: 'oops', mentions: ['mona'] });
     expect(await storedNotifications(written.id)).toHaveLength(2);
     const answer = await outsider.client.delete(`${url}/${written.id}`);
     expect(answer.status).toBe(204);
@@ -281,20 +265,20 @@ describe('deletePageComment', () => {
   });
 
   it('lets a manager of the note\'s team delete anyone\'s comment', async () => {
-    const { url } = await freshPage();
-    const written = await comment(outsider, url, 'spam');
+    const { page, url } = await freshPage();
+    const written = await makePageComment(page, outsider, { comment: 'spam' });
     expect((await manager.client.delete(`${url}/${written.id}.json`)).status).toBe(204);
     expect(await app.em().count(Comment, { id: written.id })).toBe(0);
   });
 
   it('answers 403 to members and outsiders who did not write it, and to a read token', async () => {
-    const { url } = await freshPage();
-    const written = await comment(outsider, url, 'mine');
+    const { page, url } = await freshPage();
+    const written = await makePageComment(page, outsider, { comment: 'mine' });
     for (const actor of [member, colleague, reader]) {
       const answer = await actor.client.delete(`${url}/${written.id}`);
       expect(answer.status).toBe(403);
     }
-    const byAuthor = await comment(member, url, 'milo writes');
+    const byAuthor = await makePageComment(page, member, { comment: 'milo writes' });
     expect((await outsider.client.delete(`${url}/${byAuthor.id}`)).status).toBe(403);
     expect(await app.em().count(Comment, { id: { $in: [written.id, byAuthor.id] } })).toBe(2);
   });
@@ -303,8 +287,8 @@ describe('deletePageComment', () => {
     const first = await freshPage();
     const second = await freshPage();
     const closed = await freshPage({ isPrivate: true });
-    const elsewhere = await comment(member, second.url, 'on the second page');
-    const hidden = await comment(member, closed.url, 'in private');
+    const elsewhere = await makePageComment(second.page, member, { comment: 'on the second page' });
+    const hidden = await makePageComment(closed.page, member, { comment: 'in private' });
     expect((await member.client.delete(`${first.url}/${elsewhere.id}`)).status).toBe(404);
     expect((await member.client.delete(`${first.url}/999999`)).status).toBe(404);
     expect((await member.client.delete(`${first.url}/99999999999`)).status).toBe(404);

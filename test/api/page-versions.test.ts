@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Page, PageVersion } from '../../src/modules/pages/page.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { anonymous, makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+import { anonymous, makeNote, makePage, type Actor } from '../support/factories.ts';
+import { makeScenario } from '../support/scenario.ts';
 
 let app: TestApp;
-let manager: Actor;
-let member: Actor;
-let outsider: Actor;
+let manager: Actor, member: Actor, outsider: Actor;
 
 beforeAll(async () => {
   app = await startTestApp();
-  manager = await makeUser(app, 'hana');
-  member = await makeUser(app, 'hugo');
-  outsider = await makeUser(app, 'olaf');
-  await makeTeam(app, 'history', [{ user: manager.user, role: 'manager' }, { user: member.user, role: 'member' }]);
+  // listContributors expects these usernames
+  ({ manager, member, outsider } = await makeScenario(app, { team: 'history', usernames: { manager: 'hana', member: 'hugo' } }));
 });
 afterAll(async () => app?.close());
 
@@ -22,9 +19,9 @@ async function pageWithVersions(contents: string[], options: { isPrivate?: boole
   counter += 1;
   const note = await makeNote(app, 'history', manager.user, { slug: `log-${counter}`, isPrivate: options.isPrivate ?? false });
   const base = `/api/v1/history/${note.slug}`;
-  const created = await manager.client.post(`${base}/pages`, { json: { page: { title: 'Page', content: contents[0] } } });
-  for (const content of contents.slice(1)) await member.client.put(`${base}/${created.body.id}`, { json: { page: { content } } });
-  return { note, base, page: created.body as { id: number }, url: `${base}/${created.body.id}` };
+  const page = await makePage(app, note, manager, { title: 'Page', content: contents[0] });
+  for (const content of contents.slice(1)) await member.client.put(`${base}/${page.id}`, { json: { page: { content } } });
+  return { note, base, page, url: `${base}/${page.id}` };
 }
 const versionsOf = (pageId: number) => app.em().find(PageVersion, { page: pageId }, { orderBy: { index: 'asc' } });
 

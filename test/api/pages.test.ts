@@ -1,22 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Note } from '../../src/modules/notes/note.entity.ts';
 import { Page, PageVersion } from '../../src/modules/pages/page.entity.ts';
 import { Note } from '../../src/modules/notes/note.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { anonymous, makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+import { anonymous, makeNote, makePage, type Actor } from '../support/factories.ts';
+import { makeScenario } from '../support/scenario.ts';
 
 let app: TestApp;
-let manager: Actor;
-let member: Actor;
-let outsider: Actor;
-let reader: Actor;
+let manager: Actor, member: Actor, outsider: Actor, reader: Actor;
 
 beforeAll(async () => {
   app = await startTestApp({ LIMIT_PAGE_TREE_DEPTH: '4' });
-  manager = await makeUser(app, 'pam');
-  member = await makeUser(app, 'pete');
-  outsider = await makeUser(app, 'oscar');
-  reader = await makeUser(app, 'rhea', { scope: 'read' });
-  await makeTeam(app, 'paper', [{ user: manager.user, role: 'manager' }, { user: member.user, role: 'member' }, { user: reader.user, role: 'member' }]);
+  ({ manager, member, outsider, reader } = await makeScenario(app, { team: 'paper' }));
 });
 afterAll(async () => app?.close());
 
@@ -26,11 +21,8 @@ async function freshNote(options: { isPrivate?: boolean } = {}) {
   return makeNote(app, 'paper', manager.user, { slug: `book-${counter}`, isPrivate: options.isPrivate ?? false });
 }
 const base = (slug: string) => `/api/v1/paper/${slug}`;
-async function create(slug: string, title: string, parent?: number, content = `<p>${title}</p>`) {
-  const answer = await member.client.post(`${base(slug)}/pages`, { json: { page: { title, content, ...(parent ? { parent } : {}) } } });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  return answer.body;
-}
+/** A page written by the member, as the API answered it. */
+const create = (note: Note, title: string, parent?: number, content?: string) => makePage(app, note, member, { title, parent, content });
 const versionsOf = (pageId: number) => app.em().find(PageVersion, { page: pageId }, { orderBy: { index: 'asc' } });
 
 describe('createPage', () => {
@@ -49,12 +41,12 @@ describe('createPage', () => {
 
   it('nests under a parent: path starts with the parent\'s path; only the first page is the cover', async () => {
     const note = await freshNote();
-    const root = await create(note.slug!, 'Guide');
-    const child = await create(note.slug!, 'Setup', root.id);
+    const root = await create(note, 'Guide');
+    const child = await create(note, 'Setup', root.id);
     expect(child).toMatchObject({ path: 'Guide / Setup', is_cover: false });
     expect(child.parent).toMatchObject({ id: root.id, title: 'Guide', path: 'Guide' });
     expect(child.parent).not.toHaveProperty('children');
-    const grandchild = await create(note.slug!, 'Linux', child.id);
+    const grandchild = await create(note, 'Linux', child.id);
     expect(grandchild.path).toBe('Guide / Setup / Linux');
     expect((await app.em().findOneOrFail(Note, note.id)).coverPageId).toBe(root.id);
   });
@@ -69,7 +61,7 @@ describe('createPage', () => {
   it('answers 400 for an empty or too long title, 413 for content over 1 MiB, 422 for a foreign or too deep parent', async () => {
     const note = await freshNote();
     const other = await freshNote();
-    const foreign = await create(other.slug!, 'Elsewhere');
+    const foreign = await create(other, 'Elsewhere');
     const url = `${base(note.slug!)}/pages`;
     expect((await member.client.post(url, { json: { page: { title: '', content: 'x' } } })).status).toBe(400);
     expect((await member.client.post(url, { json: { page: { title: 'x'.repeat(256), content: 'x' } } })).status).toBe(400);
@@ -79,8 +71,8 @@ describe('createPage', () => {
     expect(big.body.code).toBe('payload_too_large');
     const foreignParent = await member.client.post(url, { json: { page: { title: 'Orphan', content: 'x', parent: foreign.id } } });
     expect(foreignParent.status).toBe(422);
-    let parent = await create(note.slug!, 'L1');
-    for (const level of [2, 3, 4]) parent = await create(note.slug!, `L${level}`, parent.id);
+    let parent = await create(note, 'L1');
+    for (const level of [2, 3, 4]) parent = await create(note, `L${level}`, parent.id);
     const deep = await member.client.post(url, { json: { page: { title: 'L5', content: 'x', parent: parent.id } } });
     expect(deep.status).toBe(422);
     expect(await app.em().count(Page, { note: note.id })).toBe(4);
@@ -101,9 +93,9 @@ describe('createPage', () => {
 describe('getPage', () => {
   it('shows the page with its children in position order, its parent, and an ETag', async () => {
     const note = await freshNote();
-    const root = await create(note.slug!, 'Root');
-    const b = await create(note.slug!, 'B', root.id);
-    const a = await create(note.slug!, 'A', root.id);
+    const root = await create(note, 'Root');
+    const b = await create(note, 'B', root.id);
+    const a = await create(note, 'A', root.id);
     const answer = await outsider.client.get(`${base(note.slug!)}/${root.id}`);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('etag')).toMatch(/^"page-\d+-1"$/);
@@ -118,8 +110,8 @@ describe('getPage', () => {
     const note = await freshNote();
     const other = await freshNote();
     const closed = await freshNote({ isPrivate: true });
-    const foreign = await create(other.slug!, 'Foreign');
-    const hidden = await create(closed.slug!, 'Hidden');
+    const foreign = await create(other, 'Foreign');
+    const hidden = await create(closed, 'Hidden');
     expect((await member.client.get(`${base(note.slug!)}/${foreign.id}`)).status).toBe(404);
     expect((await outsider.client.get(`${base(closed.slug!)}/${hidden.id}`)).status).toBe(404);
     expect((await member.client.get(`${base(note.slug!)}/999999`)).status).toBe(404);
@@ -131,9 +123,9 @@ describe('listPages', () => {
   it('pages through a note 20 at a time in tree order, with last_page', async () => {
     const note = await freshNote();
     const roots = [];
-    for (let i = 0; i < 3; i += 1) roots.push(await create(note.slug!, `R${i}`));
+    for (let i = 0; i < 3; i += 1) roots.push(await create(note, `R${i}`));
     const nested = [];
-    for (let i = 0; i < 19; i += 1) nested.push(await create(note.slug!, `C${i}`, roots[1].id));
+    for (let i = 0; i < 19; i += 1) nested.push(await create(note, `C${i}`, roots[1]!.id));
     const first = await member.client.get(`${base(note.slug!)}/pages`, { query: { parent: 'all' } });
     expect(first.status).toBe(200);
     expect(first.body.last_page).toBe(false);
@@ -147,9 +139,9 @@ describe('listPages', () => {
 
   it('filters by parent and sorts by the order given', async () => {
     const note = await freshNote();
-    const root = await create(note.slug!, 'm-root');
-    await create(note.slug!, 'a-root');
-    const kids = [await create(note.slug!, 'zeta', root.id), await create(note.slug!, 'alpha', root.id)];
+    const root = await create(note, 'm-root');
+    await create(note, 'a-root');
+    const kids = [await create(note, 'zeta', root.id), await create(note, 'alpha', root.id)];
     const titles = async (query: Record<string, string>) =>
       (await member.client.get(`${base(note.slug!)}/pages`, { query })).body.pages.map((page: { title: string }) => page.title);
     expect(await titles({ parent: 'root' })).toEqual(['m-root', 'a-root']);
@@ -163,7 +155,7 @@ describe('listPages', () => {
   it('answers 400 for unknown parent or order values, 404 for a parent of another note', async () => {
     const note = await freshNote();
     const other = await freshNote();
-    const foreign = await create(other.slug!, 'Foreign');
+    const foreign = await create(other, 'Foreign');
     const url = `${base(note.slug!)}/pages`;
     expect((await member.client.get(url, { query: { parent: 'top' } })).status).toBe(400);
     expect((await member.client.get(url, { query: { order: 'size' } })).status).toBe(400);
@@ -176,7 +168,7 @@ describe('listPages', () => {
 describe('updatePage', () => {
   it('records a version for a title or content change, none for no change; PUT and PATCH alike', async () => {
     const note = await freshNote();
-    const page = await create(note.slug!, 'Draft', undefined, 'one\ntwo');
+    const page = await create(note, 'Draft', undefined, 'one\ntwo');
     const url = `${base(note.slug!)}/${page.id}`;
     const put = await member.client.put(url, { json: { page: { content: 'one\nthree' } } });
     expect(put.status).toBe(200);
@@ -196,7 +188,7 @@ describe('updatePage', () => {
 
   it('answers 412 to a stale If-Match and changes nothing; a current one passes', async () => {
     const note = await freshNote();
-    const page = await create(note.slug!, 'Shared');
+    const page = await create(note, 'Shared');
     const url = `${base(note.slug!)}/${page.id}`;
     const etag = (await member.client.get(url)).headers.get('etag')!;
     expect((await manager.client.put(url, { json: { page: { content: 'manager was first' } }, headers: { 'If-Match': etag } })).status).toBe(200);
@@ -210,9 +202,9 @@ describe('updatePage', () => {
 
   it('moves a page with its subtree, to the top with an empty parent, and keeps the tree a tree', async () => {
     const note = await freshNote();
-    const a = await create(note.slug!, 'A');
-    const b = await create(note.slug!, 'B');
-    const b1 = await create(note.slug!, 'B1', b.id);
+    const a = await create(note, 'A');
+    const b = await create(note, 'B');
+    const b1 = await create(note, 'B1', b.id);
     const url = (id: number) => `${base(note.slug!)}/${id}`;
     const moved = await member.client.put(url(b.id), { json: { page: { parent: a.id } } });
     expect(moved.status).toBe(200);
@@ -222,7 +214,7 @@ describe('updatePage', () => {
     expect(cycle.status).toBe(422);
     expect((await member.client.put(url(a.id), { json: { page: { parent: a.id } } })).status).toBe(422);
     const other = await freshNote();
-    const foreign = await create(other.slug!, 'Foreign');
+    const foreign = await create(other, 'Foreign');
     expect((await member.client.put(url(b.id), { json: { page: { parent: foreign.id } } })).status).toBe(422);
     expect((await app.em().findOneOrFail(Page, a.id)).parent).toBeNull();
     const top = await member.client.patch(url(b.id), { form: 'page%5Bparent%5D=' });
@@ -232,11 +224,11 @@ describe('updatePage', () => {
 
   it('refuses a move past the depth limit, counting the moved subtree', async () => {
     const note = await freshNote();
-    const l1 = await create(note.slug!, 'L1');
-    const l2 = await create(note.slug!, 'L2', l1.id);
-    const l3 = await create(note.slug!, 'L3', l2.id);
-    const x = await create(note.slug!, 'X');
-    await create(note.slug!, 'X1', x.id);
+    const l1 = await create(note, 'L1');
+    const l2 = await create(note, 'L2', l1.id);
+    const l3 = await create(note, 'L3', l2.id);
+    const x = await create(note, 'X');
+    await create(note, 'X1', x.id);
     const answer = await member.client.put(`${base(note.slug!)}/${x.id}`, { json: { page: { parent: l3.id } } });
     expect(answer.status).toBe(422);
     expect((await member.client.put(`${base(note.slug!)}/${x.id}`, { json: { page: { parent: l2.id } } })).status).toBe(200);
@@ -244,8 +236,8 @@ describe('updatePage', () => {
 
   it('moves the cover with is_cover', async () => {
     const note = await freshNote();
-    const first = await create(note.slug!, 'First');
-    const second = await create(note.slug!, 'Second');
+    const first = await create(note, 'First');
+    const second = await create(note, 'Second');
     const answer = await member.client.put(`${base(note.slug!)}/${second.id}`, { form: { 'page[is_cover]': '1' } });
     expect(answer.body.is_cover).toBe(true);
     expect((await app.em().findOneOrFail(Note, note.id)).coverPageId).toBe(second.id);
@@ -254,7 +246,7 @@ describe('updatePage', () => {
 
   it('answers 403 outside the team, 404 for another note\'s page, 400/413 for bad input, 401 without a token', async () => {
     const note = await freshNote();
-    const page = await create(note.slug!, 'Guarded');
+    const page = await create(note, 'Guarded');
     const url = `${base(note.slug!)}/${page.id}`;
     expect((await outsider.client.put(url, { json: { page: { title: 'Mine' } } })).status).toBe(403);
     expect((await reader.client.put(url, { json: { page: { title: 'Mine' } } })).status).toBe(403);
@@ -270,9 +262,9 @@ describe('updatePage', () => {
 describe('deletePage', () => {
   it('deletes the page with its subtree and their versions; the next top-level page becomes the cover', async () => {
     const note = await freshNote();
-    const cover = await create(note.slug!, 'Cover');
-    const child = await create(note.slug!, 'Child', cover.id);
-    const next = await create(note.slug!, 'Next');
+    const cover = await create(note, 'Cover');
+    const child = await create(note, 'Child', cover.id);
+    const next = await create(note, 'Next');
     const answer = await member.client.delete(`${base(note.slug!)}/${cover.id}`);
     expect(answer.status).toBe(204);
     expect(await app.em().count(Page, { id: { $in: [cover.id, child.id] } })).toBe(0);
@@ -282,7 +274,7 @@ describe('deletePage', () => {
 
   it('answers 403 outside the team, 404 for another note\'s page, 401 without a token', async () => {
     const note = await freshNote();
-    const page = await create(note.slug!, 'Stays');
+    const page = await create(note, 'Stays');
     expect((await outsider.client.delete(`${base(note.slug!)}/${page.id}`)).status).toBe(403);
     expect((await member.client.delete(`${base('book-1')}/${page.id}`)).status).toBe(404);
     expect((await anonymous(app).delete(`${base(note.slug!)}/${page.id}`)).status).toBe(401);

@@ -2,7 +2,7 @@
 // with their originals, but everything is loaded in batches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { makeNote, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+import { makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 
 let app: TestApp;
 let reader: Actor;
@@ -56,11 +56,10 @@ describe('a page read costs a fixed number of queries', () => {
     let parent: number | undefined;
     const chain: number[] = [];
     for (let depth = 1; depth <= 30; depth += 1) {
-      const answer = await reader.client.post(`${base}/pages`, { json: { page: { title: `level ${depth}`, content: 'x', ...(parent ? { parent } : {}) } } });
-      parent = answer.body.id;
-      chain.push(answer.body.id);
+      parent = (await makePage(app, note, reader, { title: `level ${depth}`, content: 'x', parent })).id;
+      chain.push(parent);
       // siblings make the note bigger without making the chain deeper
-      await reader.client.post(`${base}/pages`, { json: { page: { title: `side ${depth}`, content: 'y', ...(chain.length > 1 ? { parent: chain.at(-2) } : {}) } } });
+      await makePage(app, note, reader, { title: `side ${depth}`, content: 'y', parent: chain.at(-2) });
     }
     await reader.client.get('/api/v1/me');
     const shallow = await app.countQueries(async () => expect((await reader.client.get(`${base}/${chain[1]}`)).status).toBe(200));
