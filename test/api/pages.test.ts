@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Note } from '../../src/modules/notes/note.entity.ts';
 import { Page, PageVersion } from '../../src/modules/pages/page.entity.ts';
 import { Note } from '../../src/modules/notes/note.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';

@@ -53,6 +53,7 @@ export async function makeNote(app: TestApp, team: Team | string, creator: User,
     isPrivate: options.isPrivate ?? false,
     forkedFrom: options.forkedFrom?.id ?? null,
     pulledAt: null,
+    coverPageId: null,
   });
   await em.flush();
   return note;
