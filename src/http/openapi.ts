@@ -11,6 +11,7 @@ import type { OperationId } from '../../generated/operations.gen.ts';
 import { loadScope } from '../modules/access/scope.ts';
 import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
+import { toJson } from './json.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
@@ -110,7 +111,7 @@ function readHeaders(req: Request, names: readonly string[]): Record<string, str
   return headers;
 }
 
-function send(res: Response, result: unknown): void {
+function send(res: Response, result: unknown, validateResponses: boolean): void {
   if (result === noContent) {
     res.status(204).end();
     return;
@@ -122,7 +123,10 @@ function send(res: Response, result: unknown): void {
     stream.body.pipe(res);
     return;
   }
-  res.status(200).json(result);
+  const text = toJson(result);
+  // the response validator reads what res.json is given: outside production it gets the very text sent, parsed
+  if (validateResponses) res.status(200).json(JSON.parse(text));
+  else res.status(200).type('application/json; charset=utf-8').send(text);
 }
 
 /** Runs one operation: its declared scope is loaded (404 for a note the caller may not read), then the handler. */
@@ -142,7 +146,7 @@ export function bindOperation(definition: OperationDefinition<OperationId>, serv
       response: res,
     };
     const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;
-    send(res, await handle(input, scope, context));
+    send(res, await handle(input, scope, context), services.config.validateResponses);
   };
 }
 

@@ -37,7 +37,16 @@ export async function loadNoteViews(em: EntityManager, callerId: number, notes: 
   const teams = new Map<number, Team>();
   for (const note of [...notes, ...originals]) teams.set(note.team.id, note.team);
   const memberships = await membershipsOf(em, [...teams.keys()]);
-  const viewOf = (team: Team): TeamView => teamView(team, memberships, callerId);
+  // one view per team, so a team embedded by many notes is presented once
+  const views = new Map<number, TeamView>();
+  const viewOf = (team: Team): TeamView => {
+    let view = views.get(team.id);
+    if (!view) {
+      view = teamView(team, memberships, callerId);
+      views.set(team.id, view);
+    }
+    return view;
+  };
   const candidates = notes.filter((note) => note.forkedFrom && originalsById.has(note.forkedFrom.id) && can('note.edit', viewOf(note.team)));
   const pullable = await forksThatCanPull(em, candidates.map((note) => note.id));
   return notes.map((note) => {

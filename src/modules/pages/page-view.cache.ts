@@ -5,6 +5,7 @@
 // was built at equals the one just read, so a process never serves a view older than a write it can see. Views are
 // per role (the caller's role in the note's team and in the original's), since `role`, `can_*` depend on it.
 import type { Page as PageBody } from '../../../generated/client/types.gen.ts';
+import { serialiseOnce } from '../../http/json.ts';
 import type { PageScope } from '../access/scope.ts';
 
 const MAX_ENTRIES = 5000;
@@ -13,13 +14,6 @@ const MAX_CHARS = 32 * 1024 * 1024;
 type Entry = { stamp: string; body: PageBody; chars: number };
 const views = new Map<string, Entry>();
 let totalChars = 0;
-
-function sizeOf(body: PageBody): number {
-  let chars = body.content.length + body.note.team.members.length * 400 + body.note.team.managers.length * 400 + 4096;
-  for (const child of body.children) chars += child.content.length + 1024;
-  if (body.parent) chars += body.parent.content.length + 1024;
-  return chars;
-}
 
 function drop(key: string): void {
   const entry = views.get(key);
@@ -44,7 +38,7 @@ export function cachedPageView(scope: PageScope): PageBody | undefined {
 
 /** Keeps a view presented from data read after the scope's stamp (so never older than the stamp says). */
 export function rememberPageView(scope: PageScope, body: PageBody): void {
-  const chars = sizeOf(body);
+  const chars = serialiseOnce(body).length; // served again as this very text
   if (chars > MAX_CHARS / 16) return;
   drop(scope.view.key);
   views.set(scope.view.key, { stamp: scope.view.stamp, body, chars });

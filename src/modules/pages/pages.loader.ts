@@ -1,6 +1,7 @@
 // What presenting pages needs, in a fixed number of queries whatever the depth of the tree and the number of pages:
 // the note (presented once), every page's ancestry (one recursive query), their children and their parents.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { shared } from '../../http/json.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
@@ -11,7 +12,7 @@ import { ancestries, joinPath } from './tree.ts';
 
 export async function loadPageViews(em: EntityManager, callerId: number, urls: Urls, note: Note, pages: readonly Page[]): Promise<PageView[]> {
   if (pages.length === 0) return [];
-  const noteBody = presentNote(await loadNoteView(em, callerId, note), urls, 'read');
+  const noteBody = shared(presentNote(await loadNoteView(em, callerId, note), urls, 'read'));
   const ids = pages.map((page) => page.id);
   const lineage = await ancestries(em, ids);
   const parentIds = [...new Set(pages.flatMap((page) => (page.parent ? [page.parent.id] : [])))];

@@ -1,4 +1,5 @@
 import type { Team as TeamBody } from '../../../generated/client/types.gen.ts';
+import { shared } from '../../http/json.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { Role } from '../access/policy.ts';
 import { presentUser } from '../users/user.presenter.ts';
@@ -7,7 +8,19 @@ import type { Membership, Team } from './team.entity.ts';
 /** A team with everything its presentation embeds: its memberships (users loaded, in join order) and the caller's role. */
 export type TeamView = { team: Team; memberships: readonly Membership[]; role: Role; callerId: number };
 
-export function presentTeam({ team, memberships, role }: TeamView, urls: Urls): TeamBody {
+const presented = new WeakMap<TeamView, TeamBody>();
+
+/** Presented once per view: every note of a list that embeds the team embeds this one object (`shared`). */
+export function presentTeam(view: TeamView, urls: Urls): TeamBody {
+  let body = presented.get(view);
+  if (!body) {
+    body = shared(presentTeamNow(view, urls));
+    presented.set(view, body);
+  }
+  return body;
+}
+
+function presentTeamNow({ team, memberships, role }: TeamView, urls: Urls): TeamBody {
   return {
     id: team.id,
     name: team.name,
