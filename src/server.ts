@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { DatabaseInUseError, migrate, openDatabase } from './db/database.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
+import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
 import { readiness } from './modules/system/system.routes.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -18,6 +19,11 @@ async function main(): Promise<void> {
   const firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
 
   const app = buildApp({ config, orm: database.orm, logger });
+  const prune = () =>
+    pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
+      logger.warn('pruning revisions failed', { error: error instanceof Error ? error.message : String(error) }));
+  await prune();
+  setInterval(prune, REVISION_PRUNE_INTERVAL_MS).unref();
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.port, config.host, () => resolve(listening));
     listening.once('error', reject);

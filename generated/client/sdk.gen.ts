@@ -43,7 +43,7 @@ export const listNotes = <ThrowOnError extends boolean = false>(options?: Option
  * the note's id. A new note has no pages. Members of the team are notified (`new_note`).
  *
  * - 409 `name_taken`: the slug is already used by another note of the team.
- * - 422 `unprocessable`: the team does not exist.
+ * - 422 `unknown_team`: the team does not exist.
  *
  */
 export const createNote = <ThrowOnError extends boolean = false>(options: Options<CreateNoteData, ThrowOnError>): RequestResult<CreateNoteResponses, CreateNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteResponses, CreateNoteErrors, ThrowOnError>({
@@ -129,7 +129,7 @@ export const updateNoteViaPatch = <ThrowOnError extends boolean = false>(options
  * - 403: the caller is not in the note's team, or moves the note without being manager of both teams.
  * - 404: the note does not exist, or is private and the caller is not in its team.
  * - 409 `name_taken`: the slug is used by another note of the (target) team.
- * - 422 `unprocessable`: the target team does not exist.
+ * - 422 `unknown_team`: the target team does not exist.
  *
  */
 export const updateNote = <ThrowOnError extends boolean = false>(options: Options<UpdateNoteData, ThrowOnError>): RequestResult<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError> => (options.client ?? client).put<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError>({
@@ -175,7 +175,7 @@ export const listContributors = <ThrowOnError extends boolean = false>(options: 
  *
  * - 403: the caller is not a member of `team`.
  * - 404: the note does not exist, or is private and the caller is not in its team.
- * - 422 `unprocessable`: `team` does not exist.
+ * - 422 `unknown_team`: `team` does not exist.
  *
  */
 export const createFork = <ThrowOnError extends boolean = false>(options: Options<CreateForkData, ThrowOnError>): RequestResult<CreateForkResponses, CreateForkErrors, ThrowOnError> => (options.client ?? client).post<CreateForkResponses, CreateForkErrors, ThrowOnError>({
@@ -205,7 +205,7 @@ export const createFork = <ThrowOnError extends boolean = false>(options: Option
  * - 403: the caller may read the fork but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
  * - 409 `merge_conflict`: pages changed in both notes; nothing was applied.
- * - 422 `unprocessable`: the note is not a fork, or its original has been deleted.
+ * - 422: the note is not a fork, or its original has been deleted.
  *
  */
 export const pullFork = <ThrowOnError extends boolean = false>(options: Options<PullForkData, ThrowOnError>): RequestResult<PullForkResponses, PullForkErrors, ThrowOnError> => (options.client ?? client).post<PullForkResponses, PullForkErrors, ThrowOnError>({
@@ -242,7 +242,7 @@ export const listNoteComments = <ThrowOnError extends boolean = false>(options: 
  * comment, with `type` = `note` and `mentions` filled.
  *
  * - 404: the note does not exist, or is private and the caller is not in its team.
- * - 422 `unprocessable`: a mentioned username does not exist, or names a user who may not read the note.
+ * - 422 `unknown_user`: a mentioned username does not exist; `cannot_read_note`: it names a user who may not read the note.
  *
  */
 export const createNoteComment = <ThrowOnError extends boolean = false>(options: Options<CreateNoteCommentData, ThrowOnError>): RequestResult<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError>({
@@ -308,7 +308,8 @@ export const listPages = <ThrowOnError extends boolean = false>(options: Options
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
- * - 422 `unprocessable`: `page[parent]` is not a page of this note, or the page would be deeper than 32 levels.
+ * - 422 `parent_not_found`: `page[parent]` is not a page of this note; `tree_too_deep`: the page would be deeper
+ * than 32 levels.
  *
  */
 export const createPage = <ThrowOnError extends boolean = false>(options: Options<CreatePageData, ThrowOnError>): RequestResult<CreatePageResponses, CreatePageErrors, ThrowOnError> => (options.client ?? client).post<CreatePageResponses, CreatePageErrors, ThrowOnError>({
@@ -396,8 +397,10 @@ export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist or is not readable, or the page is not in this note.
  * - 412 `precondition_failed`: `If-Match` does not match the page's current version.
- * - 422 `unprocessable`: `page[parent]` is the page itself or one of its descendants, is not a page of this
- * note, or would put a page deeper than 32 levels.
+ * - 409 `concurrent_change`: a concurrent move of another page came first and made this move a cycle; read the
+ * pages again. (Moves within one note are applied one after the other, so the tree always stays a tree.)
+ * - 422 `page_cycle`: `page[parent]` is the page itself or one of its descendants; `parent_not_found`: it is not
+ * a page of this note; `tree_too_deep`: the move would put a page deeper than 32 levels.
  *
  */
 export const updatePage = <ThrowOnError extends boolean = false>(options: Options<UpdatePageData, ThrowOnError>): RequestResult<UpdatePageResponses, UpdatePageErrors, ThrowOnError> => (options.client ?? client).put<UpdatePageResponses, UpdatePageErrors, ThrowOnError>({
@@ -444,7 +447,7 @@ export const listPageComments = <ThrowOnError extends boolean = false>(options: 
  *
  * - 404: the note does not exist or is not readable, or the page is not in this note.
  * - 413 `payload_too_large`: the comment is longer than 64 KiB (65,536 bytes) of UTF-8.
- * - 422 `unprocessable`: a mentioned username does not exist, or names a user who may not read the note;
+ * - 422 `unknown_user`: a mentioned username does not exist; `cannot_read_note`: it names a user who may not read the note;
  * `errors` points at each such entry (`/mentions/<index>`). Nothing was changed.
  *
  */
@@ -586,7 +589,7 @@ export const listIssues = <ThrowOnError extends boolean = false>(options: Option
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
- * - 422 `unprocessable`: `issue[to_user]` is not an existing user who may read the note.
+ * - 422 `unknown_user`: `issue[to_user]` is not an existing user; `cannot_read_note`: the user may not read the note.
  *
  */
 export const createIssue = <ThrowOnError extends boolean = false>(options: Options<CreateIssueData, ThrowOnError>): RequestResult<CreateIssueResponses, CreateIssueErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueResponses, CreateIssueErrors, ThrowOnError>({
@@ -649,7 +652,7 @@ export const getIssue = <ThrowOnError extends boolean = false>(options: Options<
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
- * - 422 `unprocessable`: `issue[to_user]` is not an existing user who may read the note.
+ * - 422 `unknown_user`: `issue[to_user]` is not an existing user; `cannot_read_note`: the user may not read the note.
  *
  */
 export const updateIssue = <ThrowOnError extends boolean = false>(options: Options<UpdateIssueData, ThrowOnError>): RequestResult<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError> => (options.client ?? client).patch<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError>({
@@ -713,7 +716,7 @@ export const listIssueComments = <ThrowOnError extends boolean = false>(options:
  * contract.
  *
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
- * - 422 `unprocessable`: a mentioned username does not exist, or names a user who may not read the note.
+ * - 422 `unknown_user`: a mentioned username does not exist; `cannot_read_note`: it names a user who may not read the note.
  *
  */
 export const createIssueComment = <ThrowOnError extends boolean = false>(options: Options<CreateIssueCommentData, ThrowOnError>): RequestResult<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError>({
@@ -759,7 +762,7 @@ export const deleteIssueComment = <ThrowOnError extends boolean = false>(options
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
- * - 422 `unprocessable`: the issue would have more than 100 tags.
+ * - 422: the issue would have more than 100 tags.
  *
  */
 export const addIssueTags = <ThrowOnError extends boolean = false>(options: Options<AddIssueTagsData, ThrowOnError>): RequestResult<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError> => (options.client ?? client).post<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError>({
@@ -803,7 +806,7 @@ export const listRequests = <ThrowOnError extends boolean = false>(options: Opti
  *
  * - 403: the caller may read the fork but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
- * - 422 `unprocessable`: the note is not a fork or its original has been deleted, or a page version is not a
+ * - 422: the note is not a fork or its original has been deleted, or a page version is not a
  * version of one of the fork's pages, or two versions belong to the same page.
  *
  */
@@ -896,7 +899,7 @@ export const closeRequest = <ThrowOnError extends boolean = false>(options: Opti
  * - 403: the caller may read the request but is not a manager of the note's team.
  * - 404: the note does not exist or is not readable, or it has no request with this index.
  * - 409 `merge_conflict`: pages changed on both sides; `conflict`: the request is closed or already merged.
- * - 422 `unprocessable`: the request is a work in progress (`is_wip`, `draft`); open it first.
+ * - 422: the request is a work in progress (`is_wip`, `draft`); open it first.
  *
  */
 export const mergeRequest = <ThrowOnError extends boolean = false>(options: Options<MergeRequestData, ThrowOnError>): RequestResult<MergeRequestResponses, MergeRequestErrors, ThrowOnError> => (options.client ?? client).put<MergeRequestResponses, MergeRequestErrors, ThrowOnError>({
@@ -1168,7 +1171,7 @@ export const listTeamNotes = <ThrowOnError extends boolean = false>(options: Opt
  * - 403: the caller is not a manager of the team.
  * - 404: no team with this name.
  * - 409 `last_manager`: the change would demote the team's last manager.
- * - 422 `unprocessable`: no user with this username.
+ * - 422 `unknown_user`: no user with this username.
  *
  */
 export const addTeamUser = <ThrowOnError extends boolean = false>(options: Options<AddTeamUserData, ThrowOnError>): RequestResult<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError> => (options.client ?? client).post<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError>({

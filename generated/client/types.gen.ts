@@ -994,7 +994,8 @@ export type CommentInput = {
     /**
      * Usernames of users to mention and notify, matched case-insensitively; a username given twice counts once,
      * and empty entries (a form's bare `mentions[]=`) are ignored. Each must name a user who may read the commented
-     * object, else 422 `unprocessable` with an error pointing at the entry (`/mentions/<index>`).
+     * object, else 422 `unknown_user` (or `cannot_read_note` when every name exists) with an error pointing at each
+     * such entry (`/mentions/<index>`).
      *
      */
     mentions?: Array<string>;
@@ -1259,8 +1260,10 @@ export type CreateNoteErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -1517,8 +1520,10 @@ export type UpdateNoteViaPatchErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -1620,8 +1625,10 @@ export type UpdateNoteErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -1795,8 +1802,10 @@ export type CreateForkErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -1893,8 +1902,10 @@ export type PullForkErrors = {
      */
     413: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2068,8 +2079,10 @@ export type CreateNoteCommentErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2337,8 +2350,10 @@ export type CreatePageErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2615,8 +2630,10 @@ export type UpdatePageViaPatchErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2730,8 +2747,10 @@ export type UpdatePageErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2913,8 +2932,10 @@ export type CreatePageCommentErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3527,8 +3548,10 @@ export type CreateIssueErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3795,8 +3818,10 @@ export type UpdateIssueErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3896,8 +3921,10 @@ export type UpdateIssueViaPutErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -4083,8 +4110,10 @@ export type CreateIssueCommentErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -4278,8 +4307,10 @@ export type AddIssueTagsErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -4457,8 +4488,10 @@ export type CreateRequestErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -4834,8 +4867,10 @@ export type MergeRequestErrors = {
      */
     413: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5364,8 +5399,10 @@ export type CreateTeamErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5448,8 +5485,10 @@ export type DeleteTeamErrors = {
      */
     413: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5610,8 +5649,10 @@ export type UpdateTeamViaPatchErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5707,8 +5748,10 @@ export type UpdateTeamErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5878,8 +5921,10 @@ export type AddTeamUserErrors = {
      */
     415: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5974,8 +6019,10 @@ export type RemoveTeamUserErrors = {
      */
     413: Problem;
     /**
-     * The input has a valid shape but cannot be carried out (`unprocessable`, or `reserved_name` for a reserved
-     * team name); the operation's description lists the cases. `errors` points at the fields. Nothing was changed.
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
      *
      */
     422: Problem;

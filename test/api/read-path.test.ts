@@ -1,0 +1,117 @@
+// The fast read path: page views are served from this process's cache only while nothing they show has changed,
+// which the database decides (revisions written by triggers). Every change below is made behind the service's back,
+// straight in SQL, as another server process or the admin command line would make it: the next read must show it.
+// Tokens are cached too, and a token deleted in the database stops working at once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routeMatcherCacheSize } from '../../src/http/openapi.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { makeNote, makePage, makeUser, notePath, type Actor } from '../support/factories.ts';
+import { makeScenario, type Scenario } from '../support/scenario.ts';
+
+let app: TestApp;
+let s: Scenario;
+
+beforeAll(async () => {
+  app = await startTestApp({}, { countQueries: true });
+  s = await makeScenario(app);
+});
+afterAll(async () => app?.close());
+
+async function pageUrl(options: { isPrivate?: boolean } = {}) {
+  const note = await makeNote(app, s.team, s.manager.user, { isPrivate: options.isPrivate ?? false });
+  const parent = await makePage(app, note, s.member, { title: 'Parent', content: '<p>parent</p>' });
+  const page = await makePage(app, note, s.member, { title: 'Page', content: '<p>page</p>', parent: parent.id });
+  const child = await makePage(app, note, s.member, { title: 'Child', content: '<p>child</p>', parent: page.id });
+  return { note, parent, page, child, url: `${await notePath(app, note)}/${page.id}` };
+}
+
+async function read(actor: Actor, url: string) {
+  const answer = await actor.client.get(url);
+  expect(answer.status).toBe(200);
+  return answer;
+}
+
+describe('getPage from the view cache', () => {
+  it('costs one statement when nothing changed, and the same bytes and ETag', async () => {
+    const { url } = await pageUrl();
+    await s.member.client.get('/api/v1/me');
+    const first = await read(s.member, url);
+    let second;
+    const statements = await app.countQueries(async () => {
+      second = await read(s.member, url);
+    });
+    expect(statements).toBe(1);
+    expect(second!.text).toBe(first.text);
+    expect(second!.headers.get('etag')).toBe(first.headers.get('etag'));
+  });
+
+  it('shows every change made elsewhere: the page, its child, its parent, the note, the team, a user', async () => {
+    const { note, parent, page, child, url } = await pageUrl();
+    await read(s.member, url);
+    const em = app.em();
+    const changes: [string, () => Promise<unknown>, (body: any) => unknown, unknown][] = [
+      ['page content', () => em.execute('update pages set content = ? where id = ?', ['<p>edited</p>', page.id]), (body) => body.content, '<p>edited</p>'],
+      ['child title', () => em.execute('update pages set title = ? where id = ?', ['Renamed child', child.id]), (body) => body.children[0].title, 'Renamed child'],
+      ['parent title (the path)', () => em.execute('update pages set title = ? where id = ?', ['Top', parent.id]), (body) => body.path, 'Top / Page'],
+      ['note title', () => em.execute('update notes set title = ? where id = ?', ['Retitled', note.id]), (body) => body.note.title, 'Retitled'],
+      ['a new child', () => em.execute(
+        `insert into pages (note_id, parent_id, position, title, content, created_at, updated_at) values (?, ?, 9, 'Second child', '', now(), now())`,
+        [note.id, page.id]), (body) => body.children.length, 2],
+      ['team membership', () => em.execute('update memberships set role = ? where team_id = ? and user_id = ?', ['manager', s.team.id, s.reader.user.id]),
+        (body) => body.note.team.managers.length, 2],
+      ['a member\'s name', () => em.execute('update users set name = ? where id = ?', ['Renamed Member', s.member.user.id]),
+        (body) => body.note.team.members.find((user: { id: number }) => user.id === s.member.user.id).name, 'Renamed Member'],
+    ];
+    for (const [what, change, pick, expected] of changes) {
+      await change();
+      expect(pick((await read(s.member, url)).body), what).toEqual(expected);
+    }
+    // the caller's own role is part of the view: a manager sees can_manage, a member does not
+    expect((await read(s.manager, url)).body.note.can_manage).toBe(true);
+    expect((await read(s.member, url)).body.note.can_manage).toBe(false);
+  });
+
+  it('shows a fork\'s view anew when its original changes', async () => {
+    const original = await makeNote(app, s.team, s.manager.user, { title: 'Original' });
+    const fork = await makeNote(app, s.member.user.username, s.member.user, { title: 'Fork', forkedFrom: original });
+    const page = await makePage(app, fork, s.member, { title: 'Forked page' });
+    const url = `${await notePath(app, fork)}/${page.id}`;
+    expect((await read(s.member, url)).body.note.forked.title).toBe('Original');
+    await app.em().execute('update notes set title = ? where id = ?', ['Original, renamed', original.id]);
+    expect((await read(s.member, url)).body.note.forked.title).toBe('Original, renamed');
+    // the original turned private to someone outside its team: the fork no longer shows it to them
+    const outsiderFork = await makeNote(app, s.outsider.user.username, s.outsider.user, { title: 'Outsider fork', forkedFrom: original });
+    const outsiderPage = await makePage(app, outsiderFork, s.outsider, { title: 'Theirs' });
+    const outsiderUrl = `${await notePath(app, outsiderFork)}/${outsiderPage.id}`;
+    expect((await read(s.outsider, outsiderUrl)).body.note.forked).toMatchObject({ id: original.id });
+    await app.em().execute('update notes set is_private = true where id = ?', [original.id]);
+    expect((await read(s.outsider, outsiderUrl)).body.note.forked).toBeNull();
+  });
+
+  it('answers 404 at once when the note becomes private to the reader, and 401 when their token is deleted', async () => {
+    const { note, url } = await pageUrl();
+    const visitor = await makeUser(app);
+    await read(visitor, url);
+    await app.em().execute('update notes set is_private = true where id = ?', [note.id]);
+    expect((await visitor.client.get(url)).status).toBe(404);
+    const revoked = await makeUser(app);
+    const open = await pageUrl();
+    await read(revoked, open.url);
+    await read(revoked, '/api/v1/me');
+    await app.em().execute('delete from tokens where user_id = ?', [revoked.user.id]);
+    expect((await revoked.client.get(open.url)).status).toBe(401);
+    expect((await revoked.client.get('/api/v1/me')).status).toBe(401);
+  });
+});
+
+describe('the validator\'s route matchers', () => {
+  it('are compiled once, not on every request', async () => {
+    const { url } = await pageUrl();
+    await read(s.member, url);
+    const compiled = routeMatcherCacheSize();
+    expect(compiled).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i += 1) await read(s.member, url);
+    await read(s.member, '/api/v1/teams');
+    expect(routeMatcherCacheSize()).toBe(compiled);
+  });
+});
