@@ -9,6 +9,7 @@ import { DefaultLogger, type LogContext } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { entities } from './entities.ts';
+import { PGliteStream } from './pglite-stream.ts';
 import { migrationsList } from './migrations.ts';
 
 export type Orm = MikroORM;
@@ -112,7 +113,11 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   await socketServer.start();
   let orm: Orm;
   try {
-    orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options);
+    // the server's own connection talks to PGlite in-process (pglite-stream.ts); the socket serves the admin CLI
+    orm = await initOrm(
+      { host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL, driverOptions: { stream: () => new PGliteStream(pglite) } },
+      options,
+    );
   } catch (error) {
     await socketServer.stop();
     await pglite.close();
