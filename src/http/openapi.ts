@@ -8,6 +8,7 @@ import OpenApiValidator from 'express-openapi-validator';
 import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
 import type { AppServices, BoundOperation } from './handler.ts';
+import { inputGuard } from './input-guard.ts';
 import { notImplementedOperations } from './not-implemented.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
@@ -82,6 +83,7 @@ export function openApiMiddleware(
   }) as unknown as RequestHandler[];
   const at = middlewares.findIndex((middleware) => middleware.name === 'requestMiddleware');
   if (at === -1) throw new Error('express-openapi-validator changed: no requestMiddleware to put form coercion before');
-  middlewares.splice(at, 0, formCoercion(document as never));
+  middlewares.splice(at, 0, inputGuard(document as never), formCoercion(document as never));
   return middlewares;
 }
+
