@@ -84,6 +84,15 @@ export function openApiMiddleware(
   const at = middlewares.findIndex((middleware) => middleware.name === 'requestMiddleware');
   if (at === -1) throw new Error('express-openapi-validator changed: no requestMiddleware to put form coercion before');
   middlewares.splice(at, 0, inputGuard(document as never), formCoercion(document as never));
-  return middlewares;
+  return [headAsGet, ...middlewares];
 }
 
+/**
+ * HEAD answers wherever GET does, with the same status and headers and no body (RFC 9110 section 9.3.2). The
+ * document describes GET only, so HEAD is routed and validated as GET; node's response already knows it answers a
+ * HEAD request (it decided when the request arrived) and sends no body.
+ */
+const headAsGet: RequestHandler = (req, _res, next) => {
+  if (req.method === 'HEAD') req.method = 'GET';
+  next();
+};

@@ -27,7 +27,7 @@ function fromValidator(error: ValidatorError): HttpError | undefined {
     case 404:
       return new HttpError(404, 'not_found', 'no such endpoint');
     case 405:
-      return new HttpError(405, 'method_not_allowed', error.message ?? 'method not allowed', { headers: error.headers ?? {} });
+      return new HttpError(405, 'method_not_allowed', error.message ?? 'method not allowed', { headers: withHead(error.headers ?? {}) });
     case 413:
       return new HttpError(413, 'payload_too_large', error.message ?? 'request body too large');
     case 415:
@@ -35,6 +35,14 @@ function fromValidator(error: ValidatorError): HttpError | undefined {
     default:
       return new HttpError(status, status >= 500 ? 'internal_error' : 'validation_failed', error.message ?? 'error');
   }
+}
+
+/** HEAD is answered wherever GET is (openapi.ts), so an `Allow` that names GET names HEAD too. */
+function withHead(headers: Record<string, string>): Record<string, string> {
+  const allow = headers.Allow?.split(/,\s*/);
+  if (!allow?.includes('GET') || allow.includes('HEAD')) return headers;
+  allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
+  return { ...headers, Allow: allow.join(', ') };
 }
 
 function toPointer(path: string): string {
