@@ -1056,19 +1056,24 @@ export type TeamName = string;
 export type NoteRef = string;
 
 /**
- * Page id. The page must belong to the note named in the path.
+ * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+ * the note named in the path.
+ *
  */
 export type PageId = number;
 
 /**
  * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
- * page history entry. Starts at 1.
+ * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+ * 404).
  *
  */
 export type Index = number;
 
 /**
- * Numeric id of the object named by the path segment before it.
+ * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+ * nothing: 404). An id out of range names nothing either (404).
+ *
  */
 export type Id = number;
 
@@ -1156,12 +1161,6 @@ export type ListNotesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListNotesError = ListNotesErrors[keyof ListNotesErrors];
@@ -1240,12 +1239,6 @@ export type CreateNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateNoteError = CreateNoteErrors[keyof CreateNoteErrors];
@@ -1324,12 +1317,6 @@ export type DeleteNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteNoteError = DeleteNoteErrors[keyof DeleteNoteErrors];
@@ -1395,12 +1382,6 @@ export type GetNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetNoteError = GetNoteErrors[keyof GetNoteErrors];
@@ -1498,12 +1479,6 @@ export type UpdateNoteViaPatchErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateNoteViaPatchError = UpdateNoteViaPatchErrors[keyof UpdateNoteViaPatchErrors];
@@ -1601,12 +1576,6 @@ export type UpdateNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateNoteError = UpdateNoteErrors[keyof UpdateNoteErrors];
@@ -1681,12 +1650,6 @@ export type ListContributorsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListContributorsError = ListContributorsErrors[keyof ListContributorsErrors];
@@ -2084,7 +2047,9 @@ export type DeleteNoteCommentData = {
          */
         note: string;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -2223,12 +2188,6 @@ export type ListPagesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListPagesError = ListPagesErrors[keyof ListPagesErrors];
@@ -2318,12 +2277,6 @@ export type CreatePageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreatePageError = CreatePageErrors[keyof CreatePageErrors];
@@ -2353,7 +2306,9 @@ export type DeletePageData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2406,12 +2361,6 @@ export type DeletePageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeletePageError = DeletePageErrors[keyof DeletePageErrors];
@@ -2441,7 +2390,9 @@ export type GetPageData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2481,12 +2432,6 @@ export type GetPageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetPageError = GetPageErrors[keyof GetPageErrors];
@@ -2526,7 +2471,9 @@ export type UpdatePageViaPatchData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2596,12 +2543,6 @@ export type UpdatePageViaPatchErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdatePageViaPatchError = UpdatePageViaPatchErrors[keyof UpdatePageViaPatchErrors];
@@ -2641,7 +2582,9 @@ export type UpdatePageData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2711,12 +2654,6 @@ export type UpdatePageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdatePageError = UpdatePageErrors[keyof UpdatePageErrors];
@@ -2746,7 +2683,9 @@ export type ListPageCommentsData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2795,12 +2734,6 @@ export type ListPageCommentsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListPageCommentsError = ListPageCommentsErrors[keyof ListPageCommentsErrors];
@@ -2830,7 +2763,9 @@ export type CreatePageCommentData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2894,12 +2829,6 @@ export type CreatePageCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreatePageCommentError = CreatePageCommentErrors[keyof CreatePageCommentErrors];
@@ -2929,11 +2858,15 @@ export type DeletePageCommentData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -2986,12 +2919,6 @@ export type DeletePageCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeletePageCommentError = DeletePageCommentErrors[keyof DeletePageCommentErrors];
@@ -3021,7 +2948,9 @@ export type ListPageVersionsData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -3070,12 +2999,6 @@ export type ListPageVersionsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListPageVersionsError = ListPageVersionsErrors[keyof ListPageVersionsErrors];
@@ -3105,7 +3028,9 @@ export type DiffPageVersionsData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -3154,12 +3079,6 @@ export type DiffPageVersionsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DiffPageVersionsError = DiffPageVersionsErrors[keyof DiffPageVersionsErrors];
@@ -3189,12 +3108,15 @@ export type GetPageVersionData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3235,12 +3157,6 @@ export type GetPageVersionErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetPageVersionError = GetPageVersionErrors[keyof GetPageVersionErrors];
@@ -3270,12 +3186,15 @@ export type RestorePageVersionData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3329,12 +3248,6 @@ export type RestorePageVersionErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type RestorePageVersionError = RestorePageVersionErrors[keyof RestorePageVersionErrors];
@@ -3544,7 +3457,8 @@ export type DeleteIssueData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3634,7 +3548,8 @@ export type GetIssueData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3711,7 +3626,8 @@ export type UpdateIssueData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3812,7 +3728,8 @@ export type UpdateIssueViaPutData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3913,7 +3830,8 @@ export type ListIssueCommentsData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3999,7 +3917,8 @@ export type CreateIssueCommentData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4100,12 +4019,15 @@ export type DeleteIssueCommentData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -4194,7 +4116,8 @@ export type AddIssueTagsData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4474,7 +4397,8 @@ export type GetRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4551,7 +4475,8 @@ export type OpenRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4649,7 +4574,8 @@ export type CloseRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4747,7 +4673,8 @@ export type MergeRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -5019,7 +4946,9 @@ export type DeleteAttachmentData = {
          */
         note: string;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -5095,7 +5024,9 @@ export type DownloadAttachmentData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -5160,7 +5091,9 @@ export type GetAttachmentData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -5261,12 +5194,6 @@ export type ListTeamsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListTeamsError = ListTeamsErrors[keyof ListTeamsErrors];
@@ -5345,12 +5272,6 @@ export type CreateTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateTeamError = CreateTeamErrors[keyof CreateTeamErrors];
@@ -5429,12 +5350,6 @@ export type DeleteTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteTeamError = DeleteTeamErrors[keyof DeleteTeamErrors];
@@ -5494,12 +5409,6 @@ export type GetTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetTeamError = GetTeamErrors[keyof GetTeamErrors];
@@ -5591,12 +5500,6 @@ export type UpdateTeamViaPatchErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateTeamViaPatchError = UpdateTeamViaPatchErrors[keyof UpdateTeamViaPatchErrors];
@@ -5688,12 +5591,6 @@ export type UpdateTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateTeamError = UpdateTeamErrors[keyof UpdateTeamErrors];
@@ -5762,12 +5659,6 @@ export type ListTeamNotesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListTeamNotesError = ListTeamNotesErrors[keyof ListTeamNotesErrors];
@@ -5859,12 +5750,6 @@ export type AddTeamUserErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type AddTeamUserError = AddTeamUserErrors[keyof AddTeamUserErrors];
@@ -5888,7 +5773,9 @@ export type RemoveTeamUserData = {
          */
         team: string;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -5955,12 +5842,6 @@ export type RemoveTeamUserErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type RemoveTeamUserError = RemoveTeamUserErrors[keyof RemoveTeamUserErrors];
@@ -6007,12 +5888,6 @@ export type GetMeErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetMeError = GetMeErrors[keyof GetMeErrors];
@@ -6068,12 +5943,6 @@ export type ListUsersErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListUsersError = ListUsersErrors[keyof ListUsersErrors];
@@ -6131,12 +6000,6 @@ export type GetUserErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetUserError = GetUserErrors[keyof GetUserErrors];
@@ -6203,12 +6066,6 @@ export type ListUserNotesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListUserNotesError = ListUserNotesErrors[keyof ListUserNotesErrors];
@@ -6264,12 +6121,6 @@ export type ListUsernamesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListUsernamesError = ListUsernamesErrors[keyof ListUsernamesErrors];
@@ -6624,7 +6475,9 @@ export type ToggleNotificationData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -6700,7 +6553,9 @@ export type ToggleNotificationViaPutData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
