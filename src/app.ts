@@ -43,7 +43,10 @@ export function buildApp({ config, orm, logger }: AppDependencies): express.Expr
   const api = express.Router();
   api.use(stripJsonSuffix);
   api.use(express.json({ limit: config.limits.requestBodyBytes, type: ['application/json', 'application/*+json'] }));
-  api.use(express.urlencoded({ extended: true, limit: config.limits.requestBodyBytes, parameterLimit: 2000 }));
+  // Form names nest at most 5 levels (`note[title]` is 1): deeper answers 400 (body-parser 2 parses with qs's
+  // strictDepth, which @types/body-parser does not know yet); more than 2000 fields answer 413.
+  const formOptions = { extended: true, limit: config.limits.requestBodyBytes, parameterLimit: 2000, depth: 5 };
+  api.use(express.urlencoded(formOptions));
   api.use(authenticate());
   api.use(rateLimit(config.rateLimitPerHour));
   api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));

@@ -26,11 +26,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  *
  */
 export const listNotes = <ThrowOnError extends boolean = false>(options?: Options<ListNotesData, ThrowOnError>): RequestResult<ListNotesResponses, ListNotesErrors, ThrowOnError> => (options?.client ?? client).get<ListNotesResponses, ListNotesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/notes',
     ...options
 });
@@ -47,11 +43,7 @@ export const listNotes = <ThrowOnError extends boolean = false>(options?: Option
  *
  */
 export const createNote = <ThrowOnError extends boolean = false>(options: Options<CreateNoteData, ThrowOnError>): RequestResult<CreateNoteResponses, CreateNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteResponses, CreateNoteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/notes',
     ...options,
     headers: {
@@ -71,11 +63,7 @@ export const createNote = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const deleteNote = <ThrowOnError extends boolean = false>(options: Options<DeleteNoteData, ThrowOnError>): RequestResult<DeleteNoteResponses, DeleteNoteErrors, ThrowOnError> => (options.client ?? client).delete<DeleteNoteResponses, DeleteNoteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}',
     ...options
 });
@@ -88,11 +76,7 @@ export const deleteNote = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const getNote = <ThrowOnError extends boolean = false>(options: Options<GetNoteData, ThrowOnError>): RequestResult<GetNoteResponses, GetNoteErrors, ThrowOnError> => (options.client ?? client).get<GetNoteResponses, GetNoteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}',
     ...options
 });
@@ -105,11 +89,7 @@ export const getNote = <ThrowOnError extends boolean = false>(options: Options<G
  *
  */
 export const updateNoteViaPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateNoteViaPatchData, ThrowOnError>): RequestResult<UpdateNoteViaPatchResponses, UpdateNoteViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdateNoteViaPatchResponses, UpdateNoteViaPatchErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}',
     ...options,
     headers: {
@@ -133,11 +113,7 @@ export const updateNoteViaPatch = <ThrowOnError extends boolean = false>(options
  *
  */
 export const updateNote = <ThrowOnError extends boolean = false>(options: Options<UpdateNoteData, ThrowOnError>): RequestResult<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError> => (options.client ?? client).put<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}',
     ...options,
     headers: {
@@ -154,11 +130,7 @@ export const updateNote = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const listContributors = <ThrowOnError extends boolean = false>(options: Options<ListContributorsData, ThrowOnError>): RequestResult<ListContributorsResponses, ListContributorsErrors, ThrowOnError> => (options.client ?? client).get<ListContributorsResponses, ListContributorsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/contributors',
     ...options
 });
@@ -179,11 +151,7 @@ export const listContributors = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const createFork = <ThrowOnError extends boolean = false>(options: Options<CreateForkData, ThrowOnError>): RequestResult<CreateForkResponses, CreateForkErrors, ThrowOnError> => (options.client ?? client).post<CreateForkResponses, CreateForkErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/forks',
     ...options,
     headers: {
@@ -209,11 +177,7 @@ export const createFork = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const pullFork = <ThrowOnError extends boolean = false>(options: Options<PullForkData, ThrowOnError>): RequestResult<PullForkResponses, PullForkErrors, ThrowOnError> => (options.client ?? client).post<PullForkResponses, PullForkErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/pull',
     ...options
 });
@@ -226,11 +190,7 @@ export const pullFork = <ThrowOnError extends boolean = false>(options: Options<
  *
  */
 export const listNoteComments = <ThrowOnError extends boolean = false>(options: Options<ListNoteCommentsData, ThrowOnError>): RequestResult<ListNoteCommentsResponses, ListNoteCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListNoteCommentsResponses, ListNoteCommentsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/comments',
     ...options
 });
@@ -246,11 +206,7 @@ export const listNoteComments = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const createNoteComment = <ThrowOnError extends boolean = false>(options: Options<CreateNoteCommentData, ThrowOnError>): RequestResult<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/comments',
     ...options,
     headers: {
@@ -270,11 +226,7 @@ export const createNoteComment = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const deleteNoteComment = <ThrowOnError extends boolean = false>(options: Options<DeleteNoteCommentData, ThrowOnError>): RequestResult<DeleteNoteCommentResponses, DeleteNoteCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteNoteCommentResponses, DeleteNoteCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/comments/{id}',
     ...options
 });
@@ -290,11 +242,7 @@ export const deleteNoteComment = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const listPages = <ThrowOnError extends boolean = false>(options: Options<ListPagesData, ThrowOnError>): RequestResult<ListPagesResponses, ListPagesErrors, ThrowOnError> => (options.client ?? client).get<ListPagesResponses, ListPagesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/pages',
     ...options
 });
@@ -313,11 +261,7 @@ export const listPages = <ThrowOnError extends boolean = false>(options: Options
  *
  */
 export const createPage = <ThrowOnError extends boolean = false>(options: Options<CreatePageData, ThrowOnError>): RequestResult<CreatePageResponses, CreatePageErrors, ThrowOnError> => (options.client ?? client).post<CreatePageResponses, CreatePageErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/pages',
     ...options,
     headers: {
@@ -337,11 +281,7 @@ export const createPage = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const deletePage = <ThrowOnError extends boolean = false>(options: Options<DeletePageData, ThrowOnError>): RequestResult<DeletePageResponses, DeletePageErrors, ThrowOnError> => (options.client ?? client).delete<DeletePageResponses, DeletePageErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}',
     ...options
 });
@@ -356,11 +296,7 @@ export const deletePage = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const getPage = <ThrowOnError extends boolean = false>(options: Options<GetPageData, ThrowOnError>): RequestResult<GetPageResponses, GetPageErrors, ThrowOnError> => (options.client ?? client).get<GetPageResponses, GetPageErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}',
     ...options
 });
@@ -373,11 +309,7 @@ export const getPage = <ThrowOnError extends boolean = false>(options: Options<G
  *
  */
 export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options: Options<UpdatePageViaPatchData, ThrowOnError>): RequestResult<UpdatePageViaPatchResponses, UpdatePageViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdatePageViaPatchResponses, UpdatePageViaPatchErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}',
     ...options,
     headers: {
@@ -404,11 +336,7 @@ export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options
  *
  */
 export const updatePage = <ThrowOnError extends boolean = false>(options: Options<UpdatePageData, ThrowOnError>): RequestResult<UpdatePageResponses, UpdatePageErrors, ThrowOnError> => (options.client ?? client).put<UpdatePageResponses, UpdatePageErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}',
     ...options,
     headers: {
@@ -428,11 +356,7 @@ export const updatePage = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const listPageComments = <ThrowOnError extends boolean = false>(options: Options<ListPageCommentsData, ThrowOnError>): RequestResult<ListPageCommentsResponses, ListPageCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListPageCommentsResponses, ListPageCommentsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}/comments',
     ...options
 });
@@ -452,11 +376,7 @@ export const listPageComments = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const createPageComment = <ThrowOnError extends boolean = false>(options: Options<CreatePageCommentData, ThrowOnError>): RequestResult<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError> => (options.client ?? client).post<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}/comments',
     ...options,
     headers: {
@@ -477,11 +397,7 @@ export const createPageComment = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const deletePageComment = <ThrowOnError extends boolean = false>(options: Options<DeletePageCommentData, ThrowOnError>): RequestResult<DeletePageCommentResponses, DeletePageCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeletePageCommentResponses, DeletePageCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}/comments/{id}',
     ...options
 });
@@ -496,11 +412,7 @@ export const deletePageComment = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const listPageVersions = <ThrowOnError extends boolean = false>(options: Options<ListPageVersionsData, ThrowOnError>): RequestResult<ListPageVersionsResponses, ListPageVersionsErrors, ThrowOnError> => (options.client ?? client).get<ListPageVersionsResponses, ListPageVersionsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}/histories',
     ...options
 });
@@ -516,11 +428,7 @@ export const listPageVersions = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const diffPageVersions = <ThrowOnError extends boolean = false>(options: Options<DiffPageVersionsData, ThrowOnError>): RequestResult<DiffPageVersionsResponses, DiffPageVersionsErrors, ThrowOnError> => (options.client ?? client).get<DiffPageVersionsResponses, DiffPageVersionsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}/histories/diff',
     ...options
 });
@@ -535,11 +443,7 @@ export const diffPageVersions = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const getPageVersion = <ThrowOnError extends boolean = false>(options: Options<GetPageVersionData, ThrowOnError>): RequestResult<GetPageVersionResponses, GetPageVersionErrors, ThrowOnError> => (options.client ?? client).get<GetPageVersionResponses, GetPageVersionErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}/histories/{index}',
     ...options
 });
@@ -556,11 +460,7 @@ export const getPageVersion = <ThrowOnError extends boolean = false>(options: Op
  *
  */
 export const restorePageVersion = <ThrowOnError extends boolean = false>(options: Options<RestorePageVersionData, ThrowOnError>): RequestResult<RestorePageVersionResponses, RestorePageVersionErrors, ThrowOnError> => (options.client ?? client).post<RestorePageVersionResponses, RestorePageVersionErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/{page}/histories/{index}/restore',
     ...options
 });
@@ -572,11 +472,7 @@ export const restorePageVersion = <ThrowOnError extends boolean = false>(options
  *
  */
 export const listIssues = <ThrowOnError extends boolean = false>(options: Options<ListIssuesData, ThrowOnError>): RequestResult<ListIssuesResponses, ListIssuesErrors, ThrowOnError> => (options.client ?? client).get<ListIssuesResponses, ListIssuesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues',
     ...options
 });
@@ -593,11 +489,7 @@ export const listIssues = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const createIssue = <ThrowOnError extends boolean = false>(options: Options<CreateIssueData, ThrowOnError>): RequestResult<CreateIssueResponses, CreateIssueErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueResponses, CreateIssueErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues',
     ...options,
     headers: {
@@ -616,11 +508,7 @@ export const createIssue = <ThrowOnError extends boolean = false>(options: Optio
  *
  */
 export const deleteIssue = <ThrowOnError extends boolean = false>(options: Options<DeleteIssueData, ThrowOnError>): RequestResult<DeleteIssueResponses, DeleteIssueErrors, ThrowOnError> => (options.client ?? client).delete<DeleteIssueResponses, DeleteIssueErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}',
     ...options
 });
@@ -634,11 +522,7 @@ export const deleteIssue = <ThrowOnError extends boolean = false>(options: Optio
  *
  */
 export const getIssue = <ThrowOnError extends boolean = false>(options: Options<GetIssueData, ThrowOnError>): RequestResult<GetIssueResponses, GetIssueErrors, ThrowOnError> => (options.client ?? client).get<GetIssueResponses, GetIssueErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}',
     ...options
 });
@@ -656,11 +540,7 @@ export const getIssue = <ThrowOnError extends boolean = false>(options: Options<
  *
  */
 export const updateIssue = <ThrowOnError extends boolean = false>(options: Options<UpdateIssueData, ThrowOnError>): RequestResult<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError> => (options.client ?? client).patch<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}',
     ...options,
     headers: {
@@ -677,11 +557,7 @@ export const updateIssue = <ThrowOnError extends boolean = false>(options: Optio
  *
  */
 export const updateIssueViaPut = <ThrowOnError extends boolean = false>(options: Options<UpdateIssueViaPutData, ThrowOnError>): RequestResult<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError> => (options.client ?? client).put<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}',
     ...options,
     headers: {
@@ -699,11 +575,7 @@ export const updateIssueViaPut = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const listIssueComments = <ThrowOnError extends boolean = false>(options: Options<ListIssueCommentsData, ThrowOnError>): RequestResult<ListIssueCommentsResponses, ListIssueCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListIssueCommentsResponses, ListIssueCommentsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}/comments',
     ...options
 });
@@ -720,11 +592,7 @@ export const listIssueComments = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const createIssueComment = <ThrowOnError extends boolean = false>(options: Options<CreateIssueCommentData, ThrowOnError>): RequestResult<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}/comments',
     ...options,
     headers: {
@@ -745,11 +613,7 @@ export const createIssueComment = <ThrowOnError extends boolean = false>(options
  *
  */
 export const deleteIssueComment = <ThrowOnError extends boolean = false>(options: Options<DeleteIssueCommentData, ThrowOnError>): RequestResult<DeleteIssueCommentResponses, DeleteIssueCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteIssueCommentResponses, DeleteIssueCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}/comments/{id}',
     ...options
 });
@@ -766,11 +630,7 @@ export const deleteIssueComment = <ThrowOnError extends boolean = false>(options
  *
  */
 export const addIssueTags = <ThrowOnError extends boolean = false>(options: Options<AddIssueTagsData, ThrowOnError>): RequestResult<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError> => (options.client ?? client).post<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/issues/{index}/tags',
     ...options,
     headers: {
@@ -786,11 +646,7 @@ export const addIssueTags = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const listRequests = <ThrowOnError extends boolean = false>(options: Options<ListRequestsData, ThrowOnError>): RequestResult<ListRequestsResponses, ListRequestsErrors, ThrowOnError> => (options.client ?? client).get<ListRequestsResponses, ListRequestsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/requests',
     ...options
 });
@@ -811,11 +667,7 @@ export const listRequests = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const createRequest = <ThrowOnError extends boolean = false>(options: Options<CreateRequestData, ThrowOnError>): RequestResult<CreateRequestResponses, CreateRequestErrors, ThrowOnError> => (options.client ?? client).post<CreateRequestResponses, CreateRequestErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/requests',
     ...options,
     headers: {
@@ -833,11 +685,7 @@ export const createRequest = <ThrowOnError extends boolean = false>(options: Opt
  *
  */
 export const getRequest = <ThrowOnError extends boolean = false>(options: Options<GetRequestData, ThrowOnError>): RequestResult<GetRequestResponses, GetRequestErrors, ThrowOnError> => (options.client ?? client).get<GetRequestResponses, GetRequestErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/requests/{index}',
     ...options
 });
@@ -855,11 +703,7 @@ export const getRequest = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const openRequest = <ThrowOnError extends boolean = false>(options: Options<OpenRequestData, ThrowOnError>): RequestResult<OpenRequestResponses, OpenRequestErrors, ThrowOnError> => (options.client ?? client).put<OpenRequestResponses, OpenRequestErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/requests/{index}/open',
     ...options
 });
@@ -877,11 +721,7 @@ export const openRequest = <ThrowOnError extends boolean = false>(options: Optio
  *
  */
 export const closeRequest = <ThrowOnError extends boolean = false>(options: Options<CloseRequestData, ThrowOnError>): RequestResult<CloseRequestResponses, CloseRequestErrors, ThrowOnError> => (options.client ?? client).put<CloseRequestResponses, CloseRequestErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/requests/{index}/close',
     ...options
 });
@@ -903,11 +743,7 @@ export const closeRequest = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const mergeRequest = <ThrowOnError extends boolean = false>(options: Options<MergeRequestData, ThrowOnError>): RequestResult<MergeRequestResponses, MergeRequestErrors, ThrowOnError> => (options.client ?? client).put<MergeRequestResponses, MergeRequestErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/requests/{index}/merge',
     ...options
 });
@@ -920,11 +756,7 @@ export const mergeRequest = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const listAttachments = <ThrowOnError extends boolean = false>(options: Options<ListAttachmentsData, ThrowOnError>): RequestResult<ListAttachmentsResponses, ListAttachmentsErrors, ThrowOnError> => (options.client ?? client).get<ListAttachmentsResponses, ListAttachmentsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/attachments',
     ...options
 });
@@ -943,11 +775,7 @@ export const listAttachments = <ThrowOnError extends boolean = false>(options: O
  */
 export const createAttachment = <ThrowOnError extends boolean = false>(options: Options<CreateAttachmentData, ThrowOnError>): RequestResult<CreateAttachmentResponses, CreateAttachmentErrors, ThrowOnError> => (options.client ?? client).post<CreateAttachmentResponses, CreateAttachmentErrors, ThrowOnError>({
     ...formDataBodySerializer,
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/attachments',
     ...options,
     headers: {
@@ -967,11 +795,7 @@ export const createAttachment = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const deleteAttachment = <ThrowOnError extends boolean = false>(options: Options<DeleteAttachmentData, ThrowOnError>): RequestResult<DeleteAttachmentResponses, DeleteAttachmentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteAttachmentResponses, DeleteAttachmentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/{team}/{note}/attachments/{id}',
     ...options
 });
@@ -987,11 +811,7 @@ export const deleteAttachment = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const downloadAttachment = <ThrowOnError extends boolean = false>(options: Options<DownloadAttachmentData, ThrowOnError>): RequestResult<DownloadAttachmentResponses, DownloadAttachmentErrors, ThrowOnError> => (options.client ?? client).get<DownloadAttachmentResponses, DownloadAttachmentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/attachments/{id}',
     ...options
 });
@@ -1007,11 +827,7 @@ export const downloadAttachment = <ThrowOnError extends boolean = false>(options
  *
  */
 export const getAttachment = <ThrowOnError extends boolean = false>(options: Options<GetAttachmentData, ThrowOnError>): RequestResult<GetAttachmentResponses, GetAttachmentErrors, ThrowOnError> => (options.client ?? client).get<GetAttachmentResponses, GetAttachmentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/attachments/{id}.json',
     ...options
 });
@@ -1022,11 +838,7 @@ export const getAttachment = <ThrowOnError extends boolean = false>(options: Opt
  * Teams the caller is a manager or member of, the default team first, then by name (case-insensitively).
  */
 export const listTeams = <ThrowOnError extends boolean = false>(options?: Options<ListTeamsData, ThrowOnError>): RequestResult<ListTeamsResponses, ListTeamsErrors, ThrowOnError> => (options?.client ?? client).get<ListTeamsResponses, ListTeamsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams',
     ...options
 });
@@ -1043,11 +855,7 @@ export const listTeams = <ThrowOnError extends boolean = false>(options?: Option
  *
  */
 export const createTeam = <ThrowOnError extends boolean = false>(options: Options<CreateTeamData, ThrowOnError>): RequestResult<CreateTeamResponses, CreateTeamErrors, ThrowOnError> => (options.client ?? client).post<CreateTeamResponses, CreateTeamErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams',
     ...options,
     headers: {
@@ -1069,11 +877,7 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const deleteTeam = <ThrowOnError extends boolean = false>(options: Options<DeleteTeamData, ThrowOnError>): RequestResult<DeleteTeamResponses, DeleteTeamErrors, ThrowOnError> => (options.client ?? client).delete<DeleteTeamResponses, DeleteTeamErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams/{team}',
     ...options
 });
@@ -1087,11 +891,7 @@ export const deleteTeam = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const getTeam = <ThrowOnError extends boolean = false>(options: Options<GetTeamData, ThrowOnError>): RequestResult<GetTeamResponses, GetTeamErrors, ThrowOnError> => (options.client ?? client).get<GetTeamResponses, GetTeamErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams/{team}',
     ...options
 });
@@ -1104,11 +904,7 @@ export const getTeam = <ThrowOnError extends boolean = false>(options: Options<G
  *
  */
 export const updateTeamViaPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateTeamViaPatchData, ThrowOnError>): RequestResult<UpdateTeamViaPatchResponses, UpdateTeamViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdateTeamViaPatchResponses, UpdateTeamViaPatchErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams/{team}',
     ...options,
     headers: {
@@ -1130,11 +926,7 @@ export const updateTeamViaPatch = <ThrowOnError extends boolean = false>(options
  *
  */
 export const updateTeam = <ThrowOnError extends boolean = false>(options: Options<UpdateTeamData, ThrowOnError>): RequestResult<UpdateTeamResponses, UpdateTeamErrors, ThrowOnError> => (options.client ?? client).put<UpdateTeamResponses, UpdateTeamErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams/{team}',
     ...options,
     headers: {
@@ -1153,11 +945,7 @@ export const updateTeam = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const listTeamNotes = <ThrowOnError extends boolean = false>(options: Options<ListTeamNotesData, ThrowOnError>): RequestResult<ListTeamNotesResponses, ListTeamNotesErrors, ThrowOnError> => (options.client ?? client).get<ListTeamNotesResponses, ListTeamNotesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams/{team}/notes',
     ...options
 });
@@ -1175,11 +963,7 @@ export const listTeamNotes = <ThrowOnError extends boolean = false>(options: Opt
  *
  */
 export const addTeamUser = <ThrowOnError extends boolean = false>(options: Options<AddTeamUserData, ThrowOnError>): RequestResult<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError> => (options.client ?? client).post<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams/{team}/users',
     ...options,
     headers: {
@@ -1201,11 +985,7 @@ export const addTeamUser = <ThrowOnError extends boolean = false>(options: Optio
  *
  */
 export const removeTeamUser = <ThrowOnError extends boolean = false>(options: Options<RemoveTeamUserData, ThrowOnError>): RequestResult<RemoveTeamUserResponses, RemoveTeamUserErrors, ThrowOnError> => (options.client ?? client).delete<RemoveTeamUserResponses, RemoveTeamUserErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/teams/{team}/users/{id}',
     ...options
 });
@@ -1216,11 +996,7 @@ export const removeTeamUser = <ThrowOnError extends boolean = false>(options: Op
  * The user the access token acts for.
  */
 export const getMe = <ThrowOnError extends boolean = false>(options?: Options<GetMeData, ThrowOnError>): RequestResult<GetMeResponses, GetMeErrors, ThrowOnError> => (options?.client ?? client).get<GetMeResponses, GetMeErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/me',
     ...options
 });
@@ -1231,11 +1007,7 @@ export const getMe = <ThrowOnError extends boolean = false>(options?: Options<Ge
  * Every user of the service, in the order they were created (by id). Any signed-in user may list them.
  */
 export const listUsers = <ThrowOnError extends boolean = false>(options?: Options<ListUsersData, ThrowOnError>): RequestResult<ListUsersResponses, ListUsersErrors, ThrowOnError> => (options?.client ?? client).get<ListUsersResponses, ListUsersErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users',
     ...options
 });
@@ -1249,11 +1021,7 @@ export const listUsers = <ThrowOnError extends boolean = false>(options?: Option
  *
  */
 export const getUser = <ThrowOnError extends boolean = false>(options: Options<GetUserData, ThrowOnError>): RequestResult<GetUserResponses, GetUserErrors, ThrowOnError> => (options.client ?? client).get<GetUserResponses, GetUserErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users/{username}',
     ...options
 });
@@ -1268,11 +1036,7 @@ export const getUser = <ThrowOnError extends boolean = false>(options: Options<G
  *
  */
 export const listUserNotes = <ThrowOnError extends boolean = false>(options: Options<ListUserNotesData, ThrowOnError>): RequestResult<ListUserNotesResponses, ListUserNotesErrors, ThrowOnError> => (options.client ?? client).get<ListUserNotesResponses, ListUserNotesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users/{username}/notes',
     ...options
 });
@@ -1283,11 +1047,7 @@ export const listUserNotes = <ThrowOnError extends boolean = false>(options: Opt
  * The usernames of every user, sorted alphabetically (case-insensitively); for example to complete mentions.
  */
 export const listUsernames = <ThrowOnError extends boolean = false>(options?: Options<ListUsernamesData, ThrowOnError>): RequestResult<ListUsernamesResponses, ListUsernamesErrors, ThrowOnError> => (options?.client ?? client).get<ListUsernamesResponses, ListUsernamesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/usernames',
     ...options
 });
@@ -1300,11 +1060,7 @@ export const listUsernames = <ThrowOnError extends boolean = false>(options?: Op
  *
  */
 export const listLogs = <ThrowOnError extends boolean = false>(options?: Options<ListLogsData, ThrowOnError>): RequestResult<ListLogsResponses, ListLogsErrors, ThrowOnError> => (options?.client ?? client).get<ListLogsResponses, ListLogsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/logs',
     ...options
 });
@@ -1315,11 +1071,7 @@ export const listLogs = <ThrowOnError extends boolean = false>(options?: Options
  * Issues whose `to_user` is the caller, in notes the caller may read, most recently updated first.
  */
 export const listMyIssues = <ThrowOnError extends boolean = false>(options?: Options<ListMyIssuesData, ThrowOnError>): RequestResult<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError> => (options?.client ?? client).get<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/my_issues',
     ...options
 });
@@ -1332,11 +1084,7 @@ export const listMyIssues = <ThrowOnError extends boolean = false>(options?: Opt
  *
  */
 export const listChecks = <ThrowOnError extends boolean = false>(options?: Options<ListChecksData, ThrowOnError>): RequestResult<ListChecksResponses, ListChecksErrors, ThrowOnError> => (options?.client ?? client).get<ListChecksResponses, ListChecksErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/checks',
     ...options
 });
@@ -1350,11 +1098,7 @@ export const listChecks = <ThrowOnError extends boolean = false>(options?: Optio
  *
  */
 export const searchNotes = <ThrowOnError extends boolean = false>(options: Options<SearchNotesData, ThrowOnError>): RequestResult<SearchNotesResponses, SearchNotesErrors, ThrowOnError> => (options.client ?? client).get<SearchNotesResponses, SearchNotesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/search',
     ...options
 });
@@ -1365,11 +1109,7 @@ export const searchNotes = <ThrowOnError extends boolean = false>(options: Optio
  * The caller's notifications, newest first.
  */
 export const listNotifications = <ThrowOnError extends boolean = false>(options?: Options<ListNotificationsData, ThrowOnError>): RequestResult<ListNotificationsResponses, ListNotificationsErrors, ThrowOnError> => (options?.client ?? client).get<ListNotificationsResponses, ListNotificationsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/notifications',
     ...options
 });
@@ -1384,11 +1124,7 @@ export const listNotifications = <ThrowOnError extends boolean = false>(options?
  *
  */
 export const toggleNotification = <ThrowOnError extends boolean = false>(options: Options<ToggleNotificationData, ThrowOnError>): RequestResult<ToggleNotificationResponses, ToggleNotificationErrors, ThrowOnError> => (options.client ?? client).patch<ToggleNotificationResponses, ToggleNotificationErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/notifications/{id}',
     ...options
 });
@@ -1400,11 +1136,7 @@ export const toggleNotification = <ThrowOnError extends boolean = false>(options
  *
  */
 export const toggleNotificationViaPut = <ThrowOnError extends boolean = false>(options: Options<ToggleNotificationViaPutData, ThrowOnError>): RequestResult<ToggleNotificationViaPutResponses, ToggleNotificationViaPutErrors, ThrowOnError> => (options.client ?? client).put<ToggleNotificationViaPutResponses, ToggleNotificationViaPutErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, {
-            in: 'query',
-            name: 'access_token',
-            type: 'apiKey'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/notifications/{id}',
     ...options
 });

@@ -1093,19 +1093,24 @@ export type TeamName = string;
 export type NoteRef = string;
 
 /**
- * Page id. The page must belong to the note named in the path.
+ * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+ * the note named in the path.
+ *
  */
 export type PageId = number;
 
 /**
  * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
- * page history entry. Starts at 1.
+ * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+ * 404).
  *
  */
 export type Index = number;
 
 /**
- * Numeric id of the object named by the path segment before it.
+ * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+ * nothing: 404). An id out of range names nothing either (404).
+ *
  */
 export type Id = number;
 
@@ -1193,12 +1198,6 @@ export type ListNotesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListNotesError = ListNotesErrors[keyof ListNotesErrors];
@@ -1279,12 +1278,6 @@ export type CreateNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateNoteError = CreateNoteErrors[keyof CreateNoteErrors];
@@ -1363,12 +1356,6 @@ export type DeleteNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteNoteError = DeleteNoteErrors[keyof DeleteNoteErrors];
@@ -1434,12 +1421,6 @@ export type GetNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetNoteError = GetNoteErrors[keyof GetNoteErrors];
@@ -1539,12 +1520,6 @@ export type UpdateNoteViaPatchErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateNoteViaPatchError = UpdateNoteViaPatchErrors[keyof UpdateNoteViaPatchErrors];
@@ -1644,12 +1619,6 @@ export type UpdateNoteErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateNoteError = UpdateNoteErrors[keyof UpdateNoteErrors];
@@ -1724,12 +1693,6 @@ export type ListContributorsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListContributorsError = ListContributorsErrors[keyof ListContributorsErrors];
@@ -2133,7 +2096,9 @@ export type DeleteNoteCommentData = {
          */
         note: string;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -2272,12 +2237,6 @@ export type ListPagesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListPagesError = ListPagesErrors[keyof ListPagesErrors];
@@ -2369,12 +2328,6 @@ export type CreatePageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreatePageError = CreatePageErrors[keyof CreatePageErrors];
@@ -2404,7 +2357,9 @@ export type DeletePageData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2457,12 +2412,6 @@ export type DeletePageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeletePageError = DeletePageErrors[keyof DeletePageErrors];
@@ -2492,7 +2441,9 @@ export type GetPageData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2532,12 +2483,6 @@ export type GetPageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetPageError = GetPageErrors[keyof GetPageErrors];
@@ -2577,7 +2522,9 @@ export type UpdatePageViaPatchData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2649,12 +2596,6 @@ export type UpdatePageViaPatchErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdatePageViaPatchError = UpdatePageViaPatchErrors[keyof UpdatePageViaPatchErrors];
@@ -2694,7 +2635,9 @@ export type UpdatePageData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2766,12 +2709,6 @@ export type UpdatePageErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdatePageError = UpdatePageErrors[keyof UpdatePageErrors];
@@ -2801,7 +2738,9 @@ export type ListPageCommentsData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2850,12 +2789,6 @@ export type ListPageCommentsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListPageCommentsError = ListPageCommentsErrors[keyof ListPageCommentsErrors];
@@ -2885,7 +2818,9 @@ export type CreatePageCommentData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -2951,12 +2886,6 @@ export type CreatePageCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreatePageCommentError = CreatePageCommentErrors[keyof CreatePageCommentErrors];
@@ -2986,11 +2915,15 @@ export type DeletePageCommentData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -3043,12 +2976,6 @@ export type DeletePageCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeletePageCommentError = DeletePageCommentErrors[keyof DeletePageCommentErrors];
@@ -3078,7 +3005,9 @@ export type ListPageVersionsData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -3127,12 +3056,6 @@ export type ListPageVersionsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListPageVersionsError = ListPageVersionsErrors[keyof ListPageVersionsErrors];
@@ -3162,7 +3085,9 @@ export type DiffPageVersionsData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
     };
@@ -3211,12 +3136,6 @@ export type DiffPageVersionsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DiffPageVersionsError = DiffPageVersionsErrors[keyof DiffPageVersionsErrors];
@@ -3246,12 +3165,15 @@ export type GetPageVersionData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3292,12 +3214,6 @@ export type GetPageVersionErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetPageVersionError = GetPageVersionErrors[keyof GetPageVersionErrors];
@@ -3327,12 +3243,15 @@ export type RestorePageVersionData = {
          */
         note: string;
         /**
-         * Page id. The page must belong to the note named in the path.
+         * Page id, in decimal digits (anything else, or an id out of range, names nothing: 404). The page must belong to
+         * the note named in the path.
+         *
          */
         page: number;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3386,12 +3305,6 @@ export type RestorePageVersionErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type RestorePageVersionError = RestorePageVersionErrors[keyof RestorePageVersionErrors];
@@ -3603,7 +3516,8 @@ export type DeleteIssueData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3693,7 +3607,8 @@ export type GetIssueData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3770,7 +3685,8 @@ export type UpdateIssueData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3873,7 +3789,8 @@ export type UpdateIssueViaPutData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -3976,7 +3893,8 @@ export type ListIssueCommentsData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4062,7 +3980,8 @@ export type CreateIssueCommentData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4165,12 +4084,15 @@ export type DeleteIssueCommentData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -4259,7 +4181,8 @@ export type AddIssueTagsData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4543,7 +4466,8 @@ export type GetRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4620,7 +4544,8 @@ export type OpenRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4718,7 +4643,8 @@ export type CloseRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -4816,7 +4742,8 @@ export type MergeRequestData = {
         note: string;
         /**
          * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
-         * page history entry. Starts at 1.
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
          *
          */
         index: number;
@@ -5090,7 +5017,9 @@ export type DeleteAttachmentData = {
          */
         note: string;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -5166,7 +5095,9 @@ export type DownloadAttachmentData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -5231,7 +5162,9 @@ export type GetAttachmentData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -5332,12 +5265,6 @@ export type ListTeamsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListTeamsError = ListTeamsErrors[keyof ListTeamsErrors];
@@ -5418,12 +5345,6 @@ export type CreateTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateTeamError = CreateTeamErrors[keyof CreateTeamErrors];
@@ -5504,12 +5425,6 @@ export type DeleteTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteTeamError = DeleteTeamErrors[keyof DeleteTeamErrors];
@@ -5569,12 +5484,6 @@ export type GetTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetTeamError = GetTeamErrors[keyof GetTeamErrors];
@@ -5668,12 +5577,6 @@ export type UpdateTeamViaPatchErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateTeamViaPatchError = UpdateTeamViaPatchErrors[keyof UpdateTeamViaPatchErrors];
@@ -5767,12 +5670,6 @@ export type UpdateTeamErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateTeamError = UpdateTeamErrors[keyof UpdateTeamErrors];
@@ -5841,12 +5738,6 @@ export type ListTeamNotesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListTeamNotesError = ListTeamNotesErrors[keyof ListTeamNotesErrors];
@@ -5940,12 +5831,6 @@ export type AddTeamUserErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type AddTeamUserError = AddTeamUserErrors[keyof AddTeamUserErrors];
@@ -5969,7 +5854,9 @@ export type RemoveTeamUserData = {
          */
         team: string;
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -6038,12 +5925,6 @@ export type RemoveTeamUserErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type RemoveTeamUserError = RemoveTeamUserErrors[keyof RemoveTeamUserErrors];
@@ -6090,12 +5971,6 @@ export type GetMeErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetMeError = GetMeErrors[keyof GetMeErrors];
@@ -6151,12 +6026,6 @@ export type ListUsersErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListUsersError = ListUsersErrors[keyof ListUsersErrors];
@@ -6214,12 +6083,6 @@ export type GetUserErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetUserError = GetUserErrors[keyof GetUserErrors];
@@ -6286,12 +6149,6 @@ export type ListUserNotesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListUserNotesError = ListUserNotesErrors[keyof ListUserNotesErrors];
@@ -6347,12 +6204,6 @@ export type ListUsernamesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListUsernamesError = ListUsernamesErrors[keyof ListUsernamesErrors];
@@ -6707,7 +6558,9 @@ export type ToggleNotificationData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };
@@ -6783,7 +6636,9 @@ export type ToggleNotificationViaPutData = {
     body?: never;
     path: {
         /**
-         * Numeric id of the object named by the path segment before it.
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
          */
         id: number;
     };

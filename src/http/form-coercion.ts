@@ -3,6 +3,7 @@
 // validates the body, and reshapes the body along the operation's own request schema, so the OpenAPI document stays
 // the only description of what each field is.
 import type { RequestHandler } from 'express';
+import { HttpError } from './errors.ts';
 
 type Schema = {
   $ref?: string;
@@ -19,7 +20,7 @@ type Document = { components?: { schemas?: Record<string, Schema>; requestBodies
 
 const REMOVE = Symbol('remove');
 
-function resolve(document: Document, schema: Schema | undefined, depth = 0): Schema | undefined {
+export function resolve(document: Document, schema: Schema | undefined, depth = 0): Schema | undefined {
   let current = schema;
   while (current?.$ref && depth < 32) {
     const pointer = current.$ref.replace(/^#\//, '').split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -58,12 +59,20 @@ function propertiesOf(document: Document, schema: Schema): { properties: Record<
   return { properties, required };
 }
 
-export function coerce(document: Document, value: unknown, schemaRef: Schema | undefined): unknown {
+type Problem = { pointer: string; detail: string };
+const DECIMAL = /^-?[0-9]+$/;
+
+export function coerce(document: Document, value: unknown, schemaRef: Schema | undefined, pointer = '', problems: Problem[] = []): unknown {
   const schema = resolve(document, schemaRef);
   if (!schema) return value;
   const types = typesOf(document, schema);
   if (value === '' && !types.has('string')) return types.has('null') ? null : REMOVE;
   if (value === '' && types.has('null')) return null;
+  if (types.has('integer') && !types.has('string') && typeof value === 'string' && !DECIMAL.test(value)) {
+    // ajv's coercion would read `0x2`, `1e0` or ` 2` as numbers, and `1e309` as Infinity, which passes its maximum
+    problems.push({ pointer, detail: 'must be an integer in decimal digits' });
+    return value;
+  }
   if (types.has('boolean') && !types.has('string')) {
     if (value === 'true' || value === '1' || value === 1) return true;
     if (value === 'false' || value === '0' || value === 0) return false;
@@ -78,7 +87,7 @@ export function coerce(document: Document, value: unknown, schemaRef: Schema | u
     }
     if (list) {
       const itemSchema = propertiesOrItems(document, schema);
-      return list.map((item) => coerce(document, item, itemSchema)).filter((item) => item !== REMOVE);
+      return list.map((item, index) => coerce(document, item, itemSchema, `${pointer}/${index}`, problems)).filter((item) => item !== REMOVE);
     }
   }
   if (types.has('object') && value && typeof value === 'object' && !Array.isArray(value)) {
@@ -86,7 +95,7 @@ export function coerce(document: Document, value: unknown, schemaRef: Schema | u
     const result: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     for (const [name, propertySchema] of Object.entries(properties)) {
       if (!(name in result)) continue;
-      const coerced = coerce(document, result[name], propertySchema);
+      const coerced = coerce(document, result[name], propertySchema, `${pointer}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, problems);
       if (coerced === REMOVE) {
         if (required.has(name)) result[name] = null;
         else delete result[name];
@@ -118,7 +127,12 @@ export function formCoercion(document: Document): RequestHandler {
     const mediaType = Object.keys(requestBody.content).find((type) => req.is(type)) ?? 'application/json';
     const schema = requestBody.content[mediaType]?.schema;
     if (schema) {
-      const coerced = coerce(document, req.body, schema);
+      const problems: Problem[] = [];
+      const coerced = coerce(document, req.body, schema, '', problems);
+      if (problems.length > 0) {
+        const detail = problems.map((problem) => `${problem.pointer} ${problem.detail}`).join('; ');
+        return next(new HttpError(400, 'validation_failed', detail, { errors: problems }));
+      }
       req.body = coerced === REMOVE ? {} : coerced;
     }
     next();

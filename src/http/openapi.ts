@@ -11,8 +11,9 @@ import type { OperationId } from '../../generated/operations.gen.ts';
 import { loadScope } from '../modules/access/scope.ts';
 import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
-import { toJson } from './json.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
+import { inputGuard, operationParameters } from './input-guard.ts';
+import { toJson } from './json.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
 
@@ -82,24 +83,9 @@ export function routeMatcherCacheSize(): number {
   return compiledRoutes.size;
 }
 
-/** The names of the header parameters each operation declares (at the path or the operation, `$ref`s resolved). */
-function headerNamesByOperation(document: OpenApiDocument): Map<string, string[]> {
-  const resolve = (parameter: Parameter & { $ref?: string }): Parameter => {
-    if (!parameter.$ref) return parameter;
-    const target = parameter.$ref.replace(/^#\//, '').split('/').reduce<unknown>((node, key) => (node as Record<string, unknown>)?.[key], document);
-    return (target ?? {}) as Parameter;
-  };
-  const names = new Map<string, string[]>();
-  for (const item of Object.values(document.paths)) {
-    const shared = (item.parameters as Parameter[] | undefined) ?? [];
-    for (const method of METHODS) {
-      const operation = item[method] as OperationObject | undefined;
-      if (!operation?.operationId) continue;
-      const headers = [...shared, ...(operation.parameters ?? [])].map(resolve).filter((parameter) => parameter.in === 'header' && parameter.name);
-      names.set(operation.operationId, headers.map((parameter) => parameter.name!));
-    }
-  }
-  return names;
+/** The names of the header parameters an operation declares (`If-Match`, ...), as the document spells them. */
+function headerNamesOf(document: OpenApiDocument, pathKey: string, method: string): string[] {
+  return operationParameters(document as never, pathKey, method).filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name);
 }
 
 function readHeaders(req: Request, names: readonly string[]): Record<string, string> {
@@ -153,7 +139,6 @@ export function bindOperation(definition: OperationDefinition<OperationId>, serv
 export function openApiMiddleware(document: OpenApiDocument, table: OperationTable, services: AppServices): RequestHandler[] {
   checkOperationCoverage(document, table);
   cacheRouteMatchers();
-  const headerNames = headerNamesByOperation(document);
   const bound = new Map<string, RequestHandler>();
   const resolver = (_basePath: string, route: { openApiRoute: string; basePath: string; method: string }, apiDoc: OpenApiDocument) => {
     const pathKey = route.openApiRoute.substring(route.basePath.length);
@@ -166,7 +151,7 @@ export function openApiMiddleware(document: OpenApiDocument, table: OperationTab
         ? () => {
             throw notImplemented(id);
           }
-        : bindOperation(entry as OperationDefinition<OperationId>, services, headerNames.get(id) ?? []);
+        : bindOperation(entry as OperationDefinition<OperationId>, services, headerNamesOf(document, pathKey, route.method));
       bound.set(id, handler);
     }
     return handler;
@@ -185,6 +170,16 @@ export function openApiMiddleware(document: OpenApiDocument, table: OperationTab
   }) as unknown as RequestHandler[];
   const at = middlewares.findIndex((middleware) => middleware.name === 'requestMiddleware');
   if (at === -1) throw new Error('express-openapi-validator changed: no requestMiddleware to put form coercion before');
-  middlewares.splice(at, 0, formCoercion(document as never));
-  return middlewares;
+  middlewares.splice(at, 0, inputGuard(document as never), formCoercion(document as never));
+  return [headAsGet, ...middlewares];
 }
+
+/**
+ * HEAD answers wherever GET does, with the same status and headers and no body (RFC 9110 section 9.3.2). The
+ * document describes GET only, so HEAD is routed and validated as GET; node's response already knows it answers a
+ * HEAD request (it decided when the request arrived) and sends no body.
+ */
+const headAsGet: RequestHandler = (req, _res, next) => {
+  if (req.method === 'HEAD') req.method = 'GET';
+  next();
+};

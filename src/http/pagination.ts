@@ -1,6 +1,8 @@
 // Lists other than the page list: `page` (1-based) and `per_page` (default and maximum 100), with RFC 8288 Link
 // headers (first, prev, next, last) and X-Total-Count.
 import type { HandlerContext } from './handler.ts';
+import { requestParameters } from './input-guard.ts';
+import { loadOpenApiDocument } from './openapi.ts';
 
 export const DEFAULT_PER_PAGE = 100;
 
@@ -15,8 +17,11 @@ export function pagination(query: { page?: number | undefined; per_page?: number
 export function sendPaginationHeaders(context: HandlerContext, { page, perPage }: Pagination, total: number): void {
   const last = Math.max(1, Math.ceil(total / perPage));
   const url = new URL(context.urls.base + context.request.path);
+  // Only the query parameters the operation defines, as the client wrote them: never unknown ones (a long junk
+  // query would make the header larger than clients accept) and never `access_token` (auth.ts takes it anyway).
+  const kept = new Set(requestParameters(loadOpenApiDocument() as never, context.request).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name));
   for (const [name, value] of new URLSearchParams(context.request.url.split('?')[1] ?? '')) {
-    if (name !== 'page' && name !== 'per_page') url.searchParams.append(name, value);
+    if (kept.has(name) && name !== 'page' && name !== 'per_page' && name !== 'access_token') url.searchParams.append(name, value);
   }
   const link = (target: number, rel: string) => {
     url.searchParams.set('page', String(target));

@@ -27,7 +27,7 @@ function fromValidator(error: ValidatorError): HttpError | undefined {
     case 404:
       return new HttpError(404, 'not_found', 'no such endpoint');
     case 405:
-      return new HttpError(405, 'method_not_allowed', error.message ?? 'method not allowed', { headers: error.headers ?? {} });
+      return new HttpError(405, 'method_not_allowed', error.message ?? 'method not allowed', { headers: withHead(error.headers ?? {}) });
     case 413:
       return new HttpError(413, 'payload_too_large', error.message ?? 'request body too large');
     case 415:
@@ -35,6 +35,14 @@ function fromValidator(error: ValidatorError): HttpError | undefined {
     default:
       return new HttpError(status, status >= 500 ? 'internal_error' : 'validation_failed', error.message ?? 'error');
   }
+}
+
+/** HEAD is answered wherever GET is (openapi.ts), so an `Allow` that names GET names HEAD too. */
+function withHead(headers: Record<string, string>): Record<string, string> {
+  const allow = headers.Allow?.split(/,\s*/);
+  if (!allow?.includes('GET') || allow.includes('HEAD')) return headers;
+  allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
+  return { ...headers, Allow: allow.join(', ') };
 }
 
 function toPointer(path: string): string {
@@ -59,6 +67,9 @@ function fromBodyParser(error: BodyParserError): HttpError | undefined {
       return new HttpError(415, 'unsupported_media_type', error.message ?? 'unsupported charset or encoding');
     case 'parameters.too.many':
       return new HttpError(413, 'payload_too_large', 'too many form parameters');
+    case 'querystring.parse.rangeError':
+      // qs with strictDepth: a form key nested deeper than the parser's depth (app.ts) is refused, not flattened
+      return new HttpError(400, 'malformed_body', 'form field names are nested too deeply');
     case 'request.aborted':
       return new HttpError(400, 'malformed_body', 'the request body was cut off');
     default:
@@ -77,7 +88,27 @@ function fromBodyParser(error: BodyParserError): HttpError | undefined {
   if (error.message?.startsWith('URIError') || error.message?.includes('URI malformed')) {
     return new HttpError(400, 'malformed_body', 'the request is not validly percent-encoded');
   }
+  // A body whose Content-Encoding (gzip, deflate, br) does not decode: body-parser passes zlib's error on as a 400.
+  if (typeof error.code === 'string' && /^(Z_|ERR_BROTLI|ERR__ERROR|ERR_ZSTD)/.test(error.code)) {
+    return new HttpError(400, 'malformed_body', 'the request body does not decode with its Content-Encoding');
+  }
   return undefined;
+}
+
+/** Any other client error of the body parsers (http-errors with `expose`), by its status, so none becomes a 500. */
+function fromExposedClientError(error: BodyParserError): HttpError | undefined {
+  const status = error.status;
+  if (error.expose !== true || typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  switch (status) {
+    case 400:
+      return new HttpError(400, 'malformed_body', 'the request body could not be read');
+    case 413:
+      return new HttpError(413, 'payload_too_large', 'the request body is larger than the limit');
+    case 415:
+      return new HttpError(415, 'unsupported_media_type', 'unsupported charset or encoding');
+    default:
+      return new HttpError(400, 'malformed_body', error.message ?? 'the request could not be read');
+  }
 }
 
 export function toHttpError(error: unknown): HttpError | undefined {
@@ -91,7 +122,7 @@ export function toHttpError(error: unknown): HttpError | undefined {
   }
   if (error instanceof URIError) return new HttpError(400, 'malformed_body', 'the request is not validly percent-encoded');
   if (error && typeof error === 'object') {
-    return fromBodyParser(error as BodyParserError) ?? fromValidator(error as ValidatorError);
+    return fromBodyParser(error as BodyParserError) ?? fromValidator(error as ValidatorError) ?? fromExposedClientError(error as BodyParserError);
   }
   return undefined;
 }

@@ -241,7 +241,11 @@ describe('removeTeamUser', () => {
       manager.client.delete(`/api/v1/teams/racing/users/${outsider.user.id}`),
       outsider.client.delete(`/api/v1/teams/racing/users/${manager.user.id}`),
     ]);
-    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    // one removal wins; the other finds its target the last manager (409), or, when it starts after the winner
+    // committed, finds its own caller no longer in the team (403): either way the team keeps one manager
+    const [won, lost] = answers.map((answer) => answer.status).sort();
+    expect(won).toBe(200);
+    expect([403, 409]).toContain(lost);
     expect(Object.values(await membershipsOf('racing'))).toEqual(['manager']);
   });
 });

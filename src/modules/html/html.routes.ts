@@ -18,11 +18,21 @@ function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`;
 }
 
+// The views show user-written text and sanitized page HTML: the browser must not sniff another type, run any
+// script, load anything from elsewhere, or frame the page.
+export const htmlSecurityHeaders = {
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+} as const;
+
 export function htmlRoutes({ urls }: AppServices): express.Router {
   const router = express.Router();
   const send = (res: express.Response, title: string, body: string) => {
-    res.type('text/html; charset=utf-8').send(page(title, body));
+    res.set(htmlSecurityHeaders).type('text/html; charset=utf-8').send(page(title, body));
   };
+
+  // a NUL names nothing (and PostgreSQL text cannot hold one): 404 before any lookup
+  router.use((req, _res, next) => next(/%00/i.test(req.path) ? notFound('page') : undefined));
 
   router.get('/users/:username', authenticate({ cache: false }), async (req, res) => {
     const user = await findUserByUsername(req.em, req.params.username as string);
