@@ -33,10 +33,12 @@ docs: install
 lint: install
 	npm run -s lint
 
-## make bench: benchmarks, reported as ratios against a baseline measured in the same run
+## make bench: benchmarks, reported as ratios against a baseline measured in the same run: the diff, then the
+## service over HTTP on PGlite and on a throw-away PostgreSQL (BENCH_DB, BENCH_CASES, BENCH_SECONDS, BENCH_ROUNDS: see
+## scripts/bench-http.ts). Run by hand, not part of `make test`; fails when a goal is missed.
 bench: install
 	node scripts/bench-diff.ts
-	node scripts/bench-pages.ts
+	node scripts/bench-http.ts
 
 typecheck: install
 	npm run -s typecheck
