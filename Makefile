@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: run test generate docs lint typecheck bench install clean-data
+.PHONY: run test generate docs lint typecheck bench statements install clean-data
 
 # Installs dependencies when node_modules is missing or older than the lock file (npm writes
 # node_modules/.package-lock.json on every install).
@@ -39,6 +39,10 @@ lint: install
 bench: install
 	node scripts/bench-diff.ts
 	node scripts/bench-http.ts
+
+## make statements: SQL statements per request for every built operation (in-memory PGlite)
+statements: install
+	node scripts/count-statements.ts
 
 typecheck: install
 	npm run -s typecheck
