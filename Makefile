@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: run test generate docs lint typecheck bench install clean-data
+.PHONY: run test generate docs lint typecheck bench statements install clean-data
 
 # Installs dependencies when node_modules is missing or older than the lock file (npm writes
 # node_modules/.package-lock.json on every install).
@@ -33,10 +33,16 @@ docs: install
 lint: install
 	npm run -s lint
 
-## make bench: benchmarks, reported as ratios against a baseline measured in the same run
+## make bench: benchmarks, reported as ratios against a baseline measured in the same run: the diff, then the
+## service over HTTP on PGlite and on a throw-away PostgreSQL (BENCH_DB, BENCH_CASES, BENCH_SECONDS, BENCH_ROUNDS: see
+## scripts/bench-http.ts). Run by hand, not part of `make test`; fails when a goal is missed.
 bench: install
 	node scripts/bench-diff.ts
-	node scripts/bench-pages.ts
+	node scripts/bench-http.ts
+
+## make statements: SQL statements per request for every built operation (in-memory PGlite)
+statements: install
+	node scripts/count-statements.ts
 
 typecheck: install
 	npm run -s typecheck

@@ -31,53 +31,10 @@ TOTAL_FAILED=0
 TOTAL_SKIPPED=0
 SUMMARY=()
 WORK_DIR=""
-PG_DIR=""
-PG_BINDIR=""
-PG_STARTED=0
-PG_PID=""
-PG_PORT=""
-POLICY_RC_CREATED=0
+# PostgreSQL state (PG_DIR, PG_BINDIR, PG_STARTED, PG_PID, PG_PORT, POLICY_RC_CREATED) and its functions (start_pg,
+# stop_pg, resolve_pg_bindir, ...) are shared with the benchmark.
+source "$ROOT/scripts/lib/postgres.sh"
 CHILD_PID=""
-
-as_pg() { # run a PostgreSQL binary as the postgres user (root) or as ourselves
-  if [[ $(id -u) -eq 0 ]]; then
-    (cd "$PG_DIR" && runuser -u postgres -- "$@")
-  else
-    (cd "$PG_DIR" && "$@")
-  fi
-}
-
-stop_pg_server() { # pg_ctl stop, then reap our child
-  if [[ $PG_STARTED -eq 1 ]]; then
-    PG_STARTED=0
-    local pm_pid
-    pm_pid="$(head -n1 "$PG_DIR/data/postmaster.pid" 2>/dev/null || true)"
-    if [[ -n $pm_pid ]]; then
-      as_pg "$PG_BINDIR/pg_ctl" -D "$PG_DIR/data" stop -m fast -s -w -t 60 \
-        || as_pg "$PG_BINDIR/pg_ctl" -D "$PG_DIR/data" stop -m immediate -s -w -t 30 \
-        || kill -KILL "$pm_pid" 2>/dev/null \
-        || true
-    fi
-    local i
-    for ((i = 0; i < 300; i++)); do kill -0 "$PG_PID" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$PG_PID" 2>/dev/null; then
-      log "WARNING: PostgreSQL (pid ${pm_pid:-?}) did not exit"
-    else
-      wait "$PG_PID" 2>/dev/null || true   # reap it
-    fi
-  fi
-}
-
-stop_pg() { # stop the server and delete its directory
-  if [[ $PG_STARTED -eq 1 ]]; then
-    log "stopping PostgreSQL"
-    stop_pg_server
-  fi
-  if [[ -n $PG_DIR ]]; then
-    rm -rf "$PG_DIR"
-    PG_DIR=""
-  fi
-}
 
 # run_child CMD...: runs CMD and returns its status. It runs in the background and is
 # waited for, so that a signal to this script is handled at once (a foreground
@@ -208,103 +165,7 @@ run_vitest() {
 run_vitest pglite TEST_DATABASE=pglite
 
 # Pass 2: PostgreSQL
-find_pg_bindir() {
-  local f d
-  f="$(dpkg -L postgresql-15 2>/dev/null | grep '/bin/initdb$' | head -n1 || true)"
-  if [[ -n $f && -x $f && -x "$(dirname "$f")/pg_ctl" ]]; then
-    dirname "$f"
-    return 0
-  fi
-  for d in /usr/lib/postgresql/15/bin $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV); do
-    if [[ -x $d/initdb && -x $d/pg_ctl ]]; then
-      echo "$d"
-      return 0
-    fi
-  done
-  return 1
-}
-
-install_pg() {
-  [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1 || return 1
-  log "PostgreSQL 15 not found: apt-get install postgresql-15"
-  # The package's postinst would start a system cluster on port 5432: keep services
-  # from starting during the install (the usual Docker policy-rc.d), unless one exists.
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-    chmod 755 /usr/sbin/policy-rc.d
-    POLICY_RC_CREATED=1
-  fi
-  local rc=0
-  { DEBIAN_FRONTEND=noninteractive apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; \
-  } </dev/null || rc=$?
-  if [[ $POLICY_RC_CREATED -eq 1 ]]; then
-    rm -f /usr/sbin/policy-rc.d
-    POLICY_RC_CREATED=0
-  fi
-  return $rc
-}
-
-free_port() {
-  "$NODE" -e '
-    const s = require("net").createServer();
-    s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
-}
-
-start_pg() { # sets PG_DIR, PG_PORT, PG_STARTED; returns non-zero on failure
-  if [[ $(id -u) -eq 0 ]]; then
-    if ! id -u postgres >/dev/null 2>&1; then
-      log "creating OS user postgres"
-      useradd --system --user-group --no-create-home --home-dir /nonexistent \
-        --shell /usr/sbin/nologin postgres || return 1
-    fi
-    command -v runuser >/dev/null 2>&1 || { log "ERROR: runuser not found"; return 1; }
-  fi
-  # Under /tmp (world-traversable, short enough for the unix socket path).
-  PG_DIR="$(mktemp -d /tmp/run-tests-pg.XXXXXX)"
-  [[ $(id -u) -eq 0 ]] && chown postgres: "$PG_DIR"
-  chmod 700 "$PG_DIR"
-  local locale=C
-  locale -a 2>/dev/null | grep -qix 'c\.utf-\?8' && locale=C.UTF-8   # as PGlite uses
-  log "initdb in $PG_DIR/data ($PG_BINDIR)"
-  as_pg "$PG_BINDIR/initdb" -D "$PG_DIR/data" -A trust -U postgres -E UTF8 --locale="$locale" \
-    --no-sync >"$PG_DIR/initdb.log" 2>&1 \
-    || { cat "$PG_DIR/initdb.log"; log "ERROR: initdb failed"; return 1; }
-  # The server runs as a child of this script (not daemonized by `pg_ctl start`) so
-  # that it is reaped here: where PID 1 does not reap orphans (containers, this
-  # sandbox), a pg_ctl-started postmaster would stay behind as a zombie.
-  local attempt waited status
-  for attempt in 1 2 3; do
-    PG_PORT="$(free_port)"
-    log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
-    as_pg "$PG_BINDIR/postgres" -D "$PG_DIR/data" -p "$PG_PORT" -k "$PG_DIR" \
-      -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off \
-      </dev/null >>"$PG_DIR/log" 2>&1 &
-    PG_PID=$!
-    PG_STARTED=1   # from here on cleanup must stop it
-    # Ready when line 8 of postmaster.pid says so (what `pg_ctl -w` checks).
-    for ((waited = 0; waited < 600; waited++)); do
-      kill -0 "$PG_PID" 2>/dev/null || break
-      status="$(sed -n 8p "$PG_DIR/data/postmaster.pid" 2>/dev/null || true)"
-      [[ ${status// /} == ready ]] && return 0
-      sleep 0.1
-    done
-    log "PostgreSQL did not start (attempt $attempt), server log:"
-    tail -n 20 "$PG_DIR/log" 2>/dev/null || true
-    stop_pg_server
-  done
-  return 1
-}
-
-PG_BINDIR="$(find_pg_bindir || true)"
-if [[ -z $PG_BINDIR ]]; then
-  if install_pg; then
-    hash -r
-    PG_BINDIR="$(find_pg_bindir || true)"
-  else
-    log "could not install postgresql-15 (not root, no apt-get, or apt-get failed)"
-  fi
-fi
+resolve_pg_bindir
 
 if [[ -z $PG_BINDIR ]]; then
   if [[ -n ${CI:-} ]]; then

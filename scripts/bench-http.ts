@@ -1,0 +1,671 @@
+// HTTP benchmarks of the service as a separate process (`node src/server.ts`, as `make run` starts it), on PGlite
+// and on PostgreSQL, reported as ratios against a baseline measured in the same run (`make bench`):
+//   - page read and page write: service req/s ÷ the req/s of a plain express server (scripts/bench-baseline.ts)
+//     answering the same method with the same response bytes from memory;
+//   - growth: req/s of a small case ÷ req/s of its large counterpart (the service against itself);
+//   - read p99 latency and the server's resident memory (VmRSS), as absolute numbers.
+// Load comes from autocannon (50 connections) in this process; rounds alternate between the sides of a case so that
+// the machine's noise (2 shared cores) falls on both. It talks to the service only over HTTP, seeds users and tokens
+// with the admin command line, everything else through the API, and bulk rows (200 members, 100 notes, 10,000
+// pages) with a few set-based SQL statements (through DATABASE_URL, or the embedded database's socket in DATA_DIR).
+//
+// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep (default all),
+// BENCH_SECONDS (per round and side, default 3), BENCH_ROUNDS (default 3), BENCH_WARMUP_SECONDS (default 1),
+// BENCH_VERBOSE=1 (one line per autocannon run).
+// Prints one line per measurement, then a summary; exits 1 when a goal is missed or a case could not run.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { CannedResponse } from './bench-baseline.ts';
+
+// ------------------------------------------------------------------------------------------------ goals and cases
+type Database = 'pglite' | 'postgres';
+
+/** Service req/s ÷ baseline req/s must reach these (page write: spread over 50 pages; the hot page is reported only). */
+const RATIO_GOALS: Record<'read' | 'write', Record<Database, number>> = {
+  read: { postgres: 0.35, pglite: 0.25 },
+  write: { postgres: 0.1, pglite: 0.1 },
+};
+/** Page read p99 at 50 connections, milliseconds (no goal on PGlite: reported only). */
+const READ_P99_GOAL_MS: Partial<Record<Database, number>> = { postgres: 25 };
+/** Largest VmRSS of the server process sampled during the load rounds, MB. */
+const RSS_GOAL_MB: Record<Database, number> = { postgres: 250, pglite: 400 };
+
+/** A request of a growth case: path (with {placeholders} filled from the seeded data) and who asks. */
+type Probe = { path: string; as: Caller };
+type Caller = 'bench' | 'busy' | 'solo100' | 'solo1';
+/** Growth: req/s(small) ÷ req/s(large) must stay <= goal (null: reported only). Variants shared by two rows are
+ * measured once. Callers: `busy` is in the team `crowd` of 200 members with 100 notes (and its own default team, empty);
+ * `solo100` has 100 notes in its default team (1 member); `solo1` has 1 note in its default team. */
+const GROWTH: { key: string; label: string; small: Probe; large: Probe; goal: number | null }[] = [
+  { key: 'notes', label: 'notes list: 100 notes, team of 200 vs of 1', goal: 1.5,
+    small: { path: '/api/v1/notes', as: 'solo100' }, large: { path: '/api/v1/notes', as: 'busy' } },
+  { key: 'notes', label: 'notes list: 100 notes/200 members vs 1 note', goal: null,
+    small: { path: '/api/v1/notes', as: 'solo1' }, large: { path: '/api/v1/notes', as: 'busy' } },
+  { key: 'team', label: 'team: 200 members vs 1', goal: 1.5,
+    small: { path: '/api/v1/teams/single', as: 'bench' }, large: { path: '/api/v1/teams/crowd', as: 'bench' } },
+  { key: 'pages', label: 'pages list of 10,000: ?page=500 vs ?page=1', goal: 1.5,
+    small: { path: '/api/v1/bench/big/pages?page=1', as: 'bench' }, large: { path: '/api/v1/bench/big/pages?page=500', as: 'bench' } },
+  { key: 'deep', label: 'page 30 levels deep vs top-level', goal: 1.5,
+    small: { path: '/api/v1/bench/deep/{topPage}', as: 'bench' }, large: { path: '/api/v1/bench/deep/{deepPage}', as: 'bench' } },
+];
+
+// ------------------------------------------------------------------------------------------------ settings
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CONNECTIONS = 50;
+const WRITE_PAGES = 50;
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+const SECONDS = envNumber('BENCH_SECONDS', 3);
+const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 3));
+const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
+const VERBOSE = Boolean(process.env.BENCH_VERBOSE);
+const DATABASES: Database[] = (() => {
+  const raw = process.env.BENCH_DB || 'pglite,postgres';
+  const list = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  for (const name of list) if (name !== 'pglite' && name !== 'postgres') throw new Error(`BENCH_DB is pglite or postgres, got "${name}"`);
+  return list as Database[];
+})();
+const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key))];
+const CASES = new Set((process.env.BENCH_CASES || ALL_CASES.join(',')).split(',').map((name) => name.trim()).filter(Boolean));
+for (const name of CASES) if (!ALL_CASES.includes(name)) throw new Error(`BENCH_CASES: unknown case "${name}" (cases: ${ALL_CASES.join(', ')})`);
+
+// ------------------------------------------------------------------------------------------------ autocannon
+// autocannon ships no types (and @types/autocannon is not a dependency): the little used here, typed by hand.
+type LoadRequest = {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Per connection: autocannon deep-copies the options for each connection, and passes this object along. */
+  slot?: { path?: string };
+  setupRequest?: (request: LoadRequest) => LoadRequest;
+};
+/** A running autocannon: an event emitter that is also a promise of the run's summary (not used: see `load`). */
+type LoadRun = Promise<unknown> & {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, responseTime: number) => void): void;
+  on(event: 'reqError', listener: (error: Error) => void): void;
+  stop(): void;
+};
+type LoadOptions = { url: string; connections: number; duration: number; timeout: number; requests: LoadRequest[] };
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: LoadOptions) => LoadRun;
+
+// ------------------------------------------------------------------------------------------------ child processes
+const children = new Set<ChildProcess>();
+const temporaryDirectories = new Set<string>();
+let interrupted = false;
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** Asks a child to stop (SIGTERM, or closing stdin for the PostgreSQL keeper), then kills it after `graceMs`. */
+async function stopChild(child: ChildProcess, how: 'signal' | 'stdin' = 'signal', graceMs = 15_000): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    if (how === 'stdin') child.stdin?.end();
+    else child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited(child);
+    clearTimeout(timer);
+  }
+  children.delete(child);
+}
+
+// Last resort when this process ends some other way: nothing of ours may outlive it. (The PostgreSQL keeper also
+// stops its server by itself when its stdin closes, i.e. when this process is gone.)
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const directory of temporaryDirectories) rmSync(directory, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    process.stderr.write(`\n[bench] ${signal}: stopping every process started here\n`);
+    void Promise.all([...children].map((child) => stopChild(child, child.stdin ? 'stdin' : 'signal'))).finally(() =>
+      process.exit(signal === 'SIGINT' ? 130 : 143),
+    );
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A throw-away PostgreSQL 15 server, through scripts/lib/postgres.sh (the same start as the tests). */
+async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const keeper = spawn('bash', [path.join(ROOT, 'scripts/lib/postgres.sh'), 'serve'], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, NODE: process.execPath },
+  });
+  children.add(keeper);
+  const stop = () => stopChild(keeper, 'stdin', 90_000);
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error('PostgreSQL did not start within 180 s')), 180_000);
+    keeper.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const line = output.split('\n').find((candidate) => candidate.startsWith('postgresql://'));
+      if (line) {
+        clearTimeout(timer);
+        resolve(line.trim());
+      }
+    });
+    keeper.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`could not start PostgreSQL (scripts/lib/postgres.sh exited ${code})`));
+    });
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+  return { url, stop };
+}
+
+type Service = { pid: number; baseUrl: string; outputTail(): string; died(): string | undefined; stop(): Promise<void> };
+
+/** `node src/server.ts` with its own environment: production, quiet, no throttling of its own load. */
+async function startService(database: { DATA_DIR?: string; DATABASE_URL?: string }): Promise<Service> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_HOUR: '10000000',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    PUBLIC_URL: baseUrl,
+    ...database,
+  };
+  if (!database.DATABASE_URL) delete env.DATABASE_URL;
+  const child = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    lines.splice(0, Math.max(0, lines.length - 30));
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let death: string | undefined;
+  child.once('exit', (code, signal) => (death = `the service exited (${signal ?? `code ${code}`})`));
+  const service: Service = {
+    pid: child.pid!,
+    baseUrl,
+    outputTail: () => lines.join('\n'),
+    died: () => death,
+    stop: () => stopChild(child),
+  };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (death) throw new Error(`${death} before it was ready:\n${service.outputTail()}`);
+    if (Date.now() > deadline) {
+      await service.stop();
+      throw new Error(`the service was not ready within 120 s:\n${service.outputTail()}`);
+    }
+    try {
+      const response = await fetch(`${baseUrl}/readyz`);
+      await response.arrayBuffer();
+      if (response.status === 200) return service;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+}
+
+type Baseline = { baseUrl: string; answer(response: CannedResponse): Promise<void>; stop(): Promise<void> };
+
+async function startBaseline(): Promise<Baseline> {
+  const child = fork(path.join(ROOT, 'scripts/bench-baseline.ts'), [], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port));
+    child.once('exit', (code) => reject(new Error(`the baseline server exited (code ${code})`)));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    answer: (response) =>
+      new Promise((resolve) => {
+        child.once('message', () => resolve());
+        child.send(response);
+      }),
+    stop: () => stopChild(child),
+  };
+}
+
+function rssMegabytes(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ seeding
+/** The admin command line, as a person runs it; returns its standard output. */
+function admin(args: string[], database: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...database, PATH: `${path.dirname(process.execPath)}:${path.join(ROOT, 'node_modules/.bin')}:${process.env.PATH}` };
+    if (!database.DATABASE_URL) delete env.DATABASE_URL;
+    const child = spawn('npm', ['run', '-s', 'admin', '--', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('exit', (code) => {
+      children.delete(child);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`npm run admin -- ${args.join(' ')}: exit ${code}\n${stderr}${stdout}`));
+    });
+  });
+}
+
+async function createUserWithToken(username: string, database: Record<string, string>): Promise<string> {
+  await admin(['create-user', username], database);
+  const lines = (await admin(['create-token', username, '--label', 'bench'], database)).trim().split('\n');
+  return lines[lines.length - 1]!.trim(); // the token alone on the last line
+}
+
+type Api = (method: string, path: string, token: string, form?: Record<string, string | number>) => Promise<Record<string, unknown>>;
+
+function apiClient(baseUrl: string): Api {
+  return async (method, requestPath, token, form) => {
+    const response = await fetch(baseUrl + requestPath, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+      ...(form ? { body: new URLSearchParams(Object.entries(form).map(([key, value]) => [key, String(value)])).toString() } : {}),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${requestPath}: ${response.status} ${text.slice(0, 500)}`);
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  };
+}
+
+/** ~4 KB of page content: 40 lines of ~100 characters. */
+const CONTENT_LINES = Array.from({ length: 40 }, (_, line) => `<p>Line ${String(line).padStart(2, '0')}: the quick brown fox jumps over the lazy dog, and the benchmark counts it.</p>`);
+const CONTENT = CONTENT_LINES.join('\n');
+let edits = 0;
+/** New content for every write: a couple of lines differ from any earlier write, so each one records a version and a diff. */
+function editedContent(): string {
+  edits += 1;
+  const lines = [...CONTENT_LINES];
+  lines[edits % lines.length] = `<p>Edit ${edits}: this line was rewritten by request number ${edits} of the write benchmark.</p>`;
+  lines[(edits * 7 + 3) % lines.length] = `<p>Edit ${edits}: and so was this one, a few lines away from the first.</p>`;
+  return lines.join('\n');
+}
+const writeBody = () => `page[content]=${encodeURIComponent(editedContent())}`;
+
+type Seeded = { tokens: Record<Caller, string>; readPath: string; writePaths: string[]; hotPath: string; ids: Record<string, number> };
+
+async function seed(service: Service, database: Record<string, string>, sqlConfig: pg.ClientConfig): Promise<Seeded> {
+  const api = apiClient(service.baseUrl);
+  const tokens = {} as Record<Caller, string>;
+  for (const caller of ['bench', 'busy', 'solo100', 'solo1'] as const) tokens[caller] = await createUserWithToken(caller, database);
+  const bench = tokens.bench;
+  const createPage = async (note: string, title: string, content: string, parent?: number) =>
+    (await api('POST', `/api/v1/bench/${note}/pages`, bench, { 'page[title]': title, 'page[content]': content, ...(parent ? { 'page[parent]': parent } : {}) })).id as number;
+
+  // page read: a note with a few pages; the page read has a parent and two children
+  await api('POST', '/api/v1/notes', bench, { 'note[title]': 'Handbook', 'note[team]': 'bench', 'note[slug]': 'read' });
+  await createPage('read', 'Cover', '<p>Welcome</p>');
+  const guide = await createPage('read', 'Guide', '<p>How we work</p>');
+  const target = await createPage('read', 'Releases', CONTENT, guide);
+  await createPage('read', 'Rollback', '<p>Redeploy the previous tag.</p>', target);
+  await createPage('read', 'Hotfix', '<p>Branch from the tag.</p>', target);
+  await createPage('read', 'Appendix', '<p>Links</p>');
+
+  // page write: 50 pages (one per connection) and one hot page, in a note of their own
+  await api('POST', '/api/v1/notes', bench, { 'note[title]': 'Scratch', 'note[team]': 'bench', 'note[slug]': 'write' });
+  const writePaths: string[] = [];
+  for (let i = 1; i <= WRITE_PAGES; i += 1) writePaths.push(`/api/v1/bench/write/${await createPage('write', `Page ${i}`, CONTENT)}`);
+  const hotPath = `/api/v1/bench/write/${await createPage('write', 'Hot page', CONTENT)}`;
+
+  // a page 30 levels deep, and a top-level leaf with the same content
+  await api('POST', '/api/v1/notes', bench, { 'note[title]': 'Deep', 'note[team]': 'bench', 'note[slug]': 'deep' });
+  let deepPage = 0;
+  for (let depth = 1; depth <= 30; depth += 1) deepPage = await createPage('deep', `Depth ${depth}`, CONTENT, deepPage || undefined);
+  const topPage = await createPage('deep', 'Top', CONTENT);
+
+  // teams: `busy` makes the team `crowd` and gets 199 members; `solo1` makes a team of its own; 1 note for solo1
+  await api('POST', '/api/v1/teams', tokens.busy, { 'team[name]': 'crowd' });
+  await api('POST', '/api/v1/teams', tokens.solo1, { 'team[name]': 'single' });
+  await api('POST', '/api/v1/notes', tokens.solo1, { 'note[title]': 'Only note', 'note[team]': 'solo1', 'note[slug]': 'only' });
+  await api('POST', '/api/v1/notes', bench, { 'note[title]': 'Big note', 'note[team]': 'bench', 'note[slug]': 'big' });
+
+  // bulk rows, set-based
+  const sql = new pg.Client(sqlConfig);
+  await sql.connect();
+  try {
+    const now = `date_trunc('second', now())`;
+    // 199 users, each with a default team they manage (as createUser does), all members of `crowd`
+    await sql.query(`insert into users (username, name, lang, created_at, updated_at)
+      select 'member' || lpad(g::text, 3, '0'), 'Member ' || g, 'en', ${now}, ${now} from generate_series(1, 199) g`);
+    await sql.query(`insert into teams (name, is_default, plan, created_at, updated_at)
+      select username, true, 'free', ${now}, ${now} from users where username like 'member%'`);
+    await sql.query(`insert into memberships (team_id, user_id, role, created_at, updated_at)
+      select t.id, u.id, 'manager', ${now}, ${now} from users u join teams t on t.name = u.username where u.username like 'member%'`);
+    await sql.query(`insert into memberships (team_id, user_id, role, created_at, updated_at)
+      select t.id, u.id, 'member', ${now}, ${now} from users u, teams t where t.name = 'crowd' and u.username like 'member%'`);
+    // 100 notes in `crowd` and 100 in solo100's default team
+    for (const [team, owner] of [['crowd', 'busy'], ['solo100', 'solo100']]) {
+      await sql.query(`insert into notes (team_id, user_id, slug, title, description, created_at, updated_at)
+        select t.id, u.id, 'note' || g, 'Note ' || g, 'A note of the benchmark', ${now}, ${now}
+          from generate_series(1, 100) g, teams t, users u where t.name = $1 and u.username = $2`, [team, owner]);
+    }
+    // 10,000 pages in `big`: 100 top-level pages with 99 children each
+    const big = (await sql.query<{ id: number }>(`select n.id from notes n join teams t on t.id = n.team_id where t.name = 'bench' and n.slug = 'big'`)).rows[0]!.id;
+    await sql.query(`insert into pages (note_id, parent_id, position, title, content, is_cover, created_at, updated_at)
+      select $1, null, g, 'top ' || g, repeat('<p>content</p>', 50), g = 1, ${now}, ${now} from generate_series(1, 100) g`, [big]);
+    await sql.query(`insert into pages (note_id, parent_id, position, title, content, is_cover, created_at, updated_at)
+      select $1, p.id, g, p.title || ' child ' || g, repeat('<p>content</p>', 50), false, ${now}, ${now}
+        from pages p cross join generate_series(1, 99) g where p.note_id = $1 and p.parent_id is null`, [big]);
+    const counts = (await sql.query<{ members: string; notes: string; pages: string }>(`select
+      (select count(*) from memberships m join teams t on t.id = m.team_id where t.name = 'crowd') as members,
+      (select count(*) from notes n join teams t on t.id = n.team_id where t.name = 'crowd') as notes,
+      (select count(*) from pages where note_id = $1) as pages`, [big])).rows[0]!;
+    if (`${counts.members}/${counts.notes}/${counts.pages}` !== '200/100/10000') {
+      throw new Error(`seeding: expected 200 members, 100 notes, 10000 pages; got ${counts.members}, ${counts.notes}, ${counts.pages}`);
+    }
+    await sql.query('analyze');
+  } finally {
+    await sql.end();
+  }
+  return { tokens, readPath: `/api/v1/bench/read/${target}`, writePaths, hotPath, ids: { topPage, deepPage } };
+}
+
+// ------------------------------------------------------------------------------------------------ measuring
+type Side = {
+  label: string;
+  target: 'service' | 'baseline';
+  /** Requests of one connection (autocannon cycles through them). */
+  requests: () => LoadRequest[];
+  /** For the baseline: the bytes to answer with. */
+  canned?: CannedResponse;
+};
+type SideResult = { requestsPerSecond: number; p99: number; failures: number };
+
+type Context = { database: Database; service: Service; baseline: Baseline; rssMax: number };
+
+type Window = { responses: number; seconds: number; latencies: number[]; failures: number };
+
+/**
+ * One run of one side: CONNECTIONS connections in a closed loop, counted only in a window of `seconds` that opens
+ * once the loop is in its steady state (after the warm-up time and at least one response per connection, or 10 s at
+ * most), so that neither the ramp-up nor the requests still in flight when it stops skew the rate. After it, wait
+ * until the service has finished the requests it was still working on for connections autocannon closed.
+ */
+async function load(context: Context, side: Side, seconds: number): Promise<Window> {
+  if (context.service.died()) throw new Error(`${context.service.died()}:\n${context.service.outputTail()}`);
+  if (side.canned) await context.baseline.answer(side.canned);
+  const url = side.target === 'service' ? context.service.baseUrl : context.baseline.baseUrl;
+  const sampler =
+    side.target === 'service'
+      ? setInterval(() => (context.rssMax = Math.max(context.rssMax, rssMegabytes(context.service.pid) ?? 0)), 200)
+      : undefined;
+  const window: Window = { responses: 0, seconds: 0, latencies: [], failures: 0 };
+  try {
+    const run = autocannon({ url, connections: CONNECTIONS, duration: 3600, timeout: 60, requests: side.requests() });
+    const started = performance.now();
+    let opened: number | undefined;
+    let warmResponses = 0;
+    const open = (now: number) => {
+      opened = now;
+      setTimeout(() => {
+        window.seconds = (performance.now() - opened!) / 1000;
+        opened = Number.POSITIVE_INFINITY; // closed: later responses are not counted
+        run.stop();
+      }, seconds * 1000);
+    };
+    const warmUpLimit = setTimeout(() => opened === undefined && open(performance.now()), Math.max(10, WARMUP_SECONDS) * 1000);
+    run.on('response', (_client, status, _bytes, responseTime) => {
+      const now = performance.now();
+      if (opened === undefined) {
+        warmResponses += 1;
+        if (now - started >= WARMUP_SECONDS * 1000 && warmResponses >= CONNECTIONS) open(now);
+        return;
+      }
+      if (now < opened) return;
+      window.responses += 1;
+      window.latencies.push(responseTime);
+      if (status < 200 || status > 299) window.failures += 1;
+    });
+    run.on('reqError', () => {
+      if (opened !== undefined && performance.now() >= opened) window.failures += 1;
+    });
+    await run;
+    clearTimeout(warmUpLimit);
+  } finally {
+    clearInterval(sampler);
+  }
+  if (side.target === 'service') await drain(context.service);
+  if (VERBOSE) {
+    console.log(`[bench]   ${side.label}: ${window.responses} responses in ${window.seconds.toFixed(2)} s, ` +
+      `p99 ${percentile(window.latencies, 0.99).toFixed(1)} ms, ${window.failures} failed`);
+  }
+  return window;
+}
+
+/** CPU time (user + system, in clock ticks) the process has used so far. */
+function cpuTicks(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of the whole line)
+  } catch {
+    return undefined;
+  }
+}
+
+/** Waits (30 s at most) until the service uses less than 5 % of a core over 200 ms, twice in a row. */
+async function drain(service: Service): Promise<void> {
+  let previous = cpuTicks(service.pid);
+  let quiet = 0;
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline && quiet < 2 && previous !== undefined; ) {
+    await sleep(200);
+    const now = cpuTicks(service.pid);
+    if (now === undefined) return;
+    quiet = now - previous <= 1 ? quiet + 1 : 0;
+    previous = now;
+  }
+}
+
+function percentile(values: number[], fraction: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
+}
+
+/** ROUNDS rounds, each running every side once in turn (each run with its own warm-up, see `load`). */
+async function measure(context: Context, sides: Side[]): Promise<SideResult[]> {
+  const totals: Window[] = sides.map(() => ({ responses: 0, seconds: 0, latencies: [], failures: 0 }));
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const [index, side] of sides.entries()) {
+      const window = await load(context, side, SECONDS);
+      const total = totals[index]!;
+      total.responses += window.responses;
+      total.seconds += window.seconds;
+      total.latencies.push(...window.latencies);
+      total.failures += window.failures;
+    }
+  }
+  return totals.map((total) => ({ requestsPerSecond: total.responses / total.seconds, p99: percentile(total.latencies, 0.99), failures: total.failures }));
+}
+
+/** The real response of one request, to be served by the baseline. */
+async function capture(baseUrl: string, request: LoadRequest): Promise<CannedResponse> {
+  const response = await fetch(baseUrl + request.path, {
+    method: request.method,
+    headers: request.headers ?? {},
+    ...(request.body !== undefined ? { body: request.body } : {}),
+  });
+  const body = Buffer.from(await response.arrayBuffer());
+  if (!response.ok) throw new Error(`${request.method} ${request.path}: ${response.status} ${body.toString().slice(0, 300)}`);
+  return { status: response.status, contentType: response.headers.get('content-type') ?? 'application/octet-stream', bodyBase64: body.toString('base64') };
+}
+
+// ------------------------------------------------------------------------------------------------ reporting
+type Verdict = 'ok' | 'FAIL' | 'report';
+const outcomes: { name: string; verdict: Verdict }[] = [];
+const problems: string[] = [];
+
+function report(database: Database, label: string, text: string, verdict: Verdict): void {
+  outcomes.push({ name: `${database} ${label}`, verdict });
+  console.log(`${database.padEnd(8)} ${label.padEnd(44)} ${text}${verdict === 'report' ? '' : `  ${verdict}`}`);
+}
+const perSecond = (value: number) => `${Math.round(value).toString().padStart(6)} req/s`;
+const failuresNote = (result: SideResult) => (result.failures > 0 ? `  (${result.failures} failed requests)` : '');
+
+async function runDatabase(database: Database): Promise<void> {
+  let postgres: Awaited<ReturnType<typeof startPostgres>> | undefined;
+  let dataDir: string | undefined;
+  let service: Service | undefined;
+  let baseline: Baseline | undefined;
+  try {
+    let env: Record<string, string>;
+    let sqlConfig: pg.ClientConfig;
+    if (database === 'postgres') {
+      postgres = await startPostgres();
+      env = { DATABASE_URL: postgres.url };
+      sqlConfig = { connectionString: postgres.url };
+    } else {
+      dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-pglite-'));
+      temporaryDirectories.add(dataDir);
+      env = { DATA_DIR: dataDir };
+      // the running server serves its embedded database on this socket (the admin command line uses it too)
+      sqlConfig = { host: dataDir, port: 5432, user: 'postgres', database: 'postgres' };
+    }
+    console.log(`[bench] ${database}: starting the service`);
+    service = await startService(env);
+    if (VERBOSE) console.log(`[bench]   service pid ${service.pid} at ${service.baseUrl}`);
+    await sleep(2000);
+    const rssIdle = rssMegabytes(service.pid) ?? 0;
+    baseline = await startBaseline();
+    console.log(`[bench] ${database}: seeding`);
+    const seeded = await seed(service, env, sqlConfig);
+    const context: Context = { database, service, baseline, rssMax: 0 };
+    const authorization = (caller: Caller) => ({ Authorization: `Bearer ${seeded.tokens[caller]}` });
+    console.log(`[bench] ${database}: measuring: ${ROUNDS} rounds, each side ${CONNECTIONS} connections for a ${SECONDS} s window after a warm-up ` +
+      `(>= ${WARMUP_SECONDS} s and a response per connection)`);
+
+    if (CASES.has('read')) {
+      const request: LoadRequest = { method: 'GET', path: seeded.readPath, headers: authorization('bench') };
+      const canned = await capture(service.baseUrl, request);
+      const [base, served] = await measure(context, [
+        { label: 'baseline', target: 'baseline', requests: () => [request], canned },
+        { label: 'service', target: 'service', requests: () => [request] },
+      ]);
+      const ratio = served!.requestsPerSecond / base!.requestsPerSecond;
+      const goal = RATIO_GOALS.read[database];
+      report(database, 'page read', `service ${perSecond(served!.requestsPerSecond)}  baseline ${perSecond(base!.requestsPerSecond)}  ratio ${ratio.toFixed(2)}  goal >= ${goal}${failuresNote(served!)}`,
+        ratio >= goal && served!.failures === 0 ? 'ok' : 'FAIL');
+      const p99 = served!.p99;
+      const p99Goal = READ_P99_GOAL_MS[database];
+      report(database, `page read p99 (${CONNECTIONS} connections)`,
+        `service ${p99.toFixed(1).padStart(6)} ms  (baseline ${base!.p99.toFixed(1)} ms)${p99Goal ? `  goal < ${p99Goal} ms` : ''}`,
+        p99Goal === undefined ? 'report' : p99 < p99Goal ? 'ok' : 'FAIL');
+    }
+
+    for (const key of new Set(GROWTH.map((row) => row.key))) {
+      if (!CASES.has(key)) continue;
+      const rows = GROWTH.filter((row) => row.key === key);
+      const probes = [...new Map(rows.flatMap((row) => [row.small, row.large]).map((probe) => [`${probe.as} ${probe.path}`, probe])).values()];
+      const fill = (template: string) => template.replace(/\{(\w+)\}/g, (_, name: string) => String(seeded.ids[name]));
+      const sides = probes.map((probe): Side => {
+        const request: LoadRequest = { method: 'GET', path: fill(probe.path), headers: authorization(probe.as) };
+        return { label: `${probe.as} ${probe.path}`, target: 'service', requests: () => [request] };
+      });
+      for (const side of sides) await capture(service.baseUrl, side.requests()[0]!); // each answers 200 before it is measured
+      const results = await measure(context, sides);
+      const of = (probe: Probe) => results[probes.findIndex((candidate) => candidate === probe || (candidate.as === probe.as && candidate.path === probe.path))]!;
+      for (const row of rows) {
+        const small = of(row.small);
+        const large = of(row.large);
+        const ratio = small.requestsPerSecond / large.requestsPerSecond;
+        const failed = small.failures + large.failures > 0;
+        report(database, row.label,
+          `small ${perSecond(small.requestsPerSecond)}  large ${perSecond(large.requestsPerSecond)}  ratio ${ratio.toFixed(2)}${row.goal === null ? '  (no goal)' : `  goal <= ${row.goal}`}${failed ? `  (${small.failures + large.failures} failed requests)` : ''}`,
+          row.goal === null ? (failed ? 'FAIL' : 'report') : ratio <= row.goal && !failed ? 'ok' : 'FAIL');
+      }
+    }
+
+    if (CASES.has('write')) {
+      const headers = { ...authorization('bench'), 'Content-Type': 'application/x-www-form-urlencoded' };
+      // Each connection keeps one page (autocannon gives every connection its own copy of `slot`).
+      let nextPage = 0;
+      const writes = (paths: string[]): LoadRequest[] => [{
+        method: 'PUT', path: paths[0]!, headers, slot: {},
+        setupRequest: (request) => {
+          request.slot!.path ??= paths[nextPage++ % paths.length];
+          return { ...request, path: request.slot!.path!, body: writeBody() };
+        },
+      }];
+      const canned = await capture(service.baseUrl, { method: 'PUT', path: seeded.writePaths[0]!, headers, body: writeBody() });
+      const [base, spread, hot] = await measure(context, [
+        { label: 'baseline', target: 'baseline', requests: () => writes(seeded.writePaths), canned },
+        { label: 'service, 50 pages', target: 'service', requests: () => writes(seeded.writePaths) },
+        { label: 'service, 1 hot page', target: 'service', requests: () => writes([seeded.hotPath]) },
+      ]);
+      const goal = RATIO_GOALS.write[database];
+      const ratio = spread!.requestsPerSecond / base!.requestsPerSecond;
+      report(database, `page write (${WRITE_PAGES} pages, one per connection)`,
+        `service ${perSecond(spread!.requestsPerSecond)}  baseline ${perSecond(base!.requestsPerSecond)}  ratio ${ratio.toFixed(2)}  goal >= ${goal}${failuresNote(spread!)}`,
+        ratio >= goal && spread!.failures === 0 ? 'ok' : 'FAIL');
+      report(database, 'page write (1 hot page, all connections)',
+        `service ${perSecond(hot!.requestsPerSecond)}  baseline ${perSecond(base!.requestsPerSecond)}  ratio ${(hot!.requestsPerSecond / base!.requestsPerSecond).toFixed(2)}  (no goal), p99 ${hot!.p99.toFixed(0)} ms${failuresNote(hot!)}`,
+        'report');
+    }
+
+    report(database, 'RSS idle after start', `${rssIdle.toFixed(0).padStart(6)} MB`, 'report');
+    const rssGoal = RSS_GOAL_MB[database];
+    report(database, 'RSS max during the load rounds', `${context.rssMax.toFixed(0).padStart(6)} MB  goal < ${rssGoal} MB`, context.rssMax < rssGoal ? 'ok' : 'FAIL');
+    if (service.died()) throw new Error(`${service.died()}:\n${service.outputTail()}`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    problems.push(`${database}: ${message}`);
+    console.log(`${database.padEnd(8)} COULD NOT RUN: ${message}`);
+    if (service) console.log(`[bench] last lines of the service's output:\n${service.outputTail() || '(none)'}`);
+  } finally {
+    await baseline?.stop();
+    await service?.stop();
+    await postgres?.stop();
+    if (dataDir) {
+      rmSync(dataDir, { recursive: true, force: true });
+      temporaryDirectories.delete(dataDir);
+    }
+  }
+}
+
+for (const database of DATABASES) {
+  if (interrupted) break;
+  await runDatabase(database);
+}
+const missed = outcomes.filter((outcome) => outcome.verdict === 'FAIL');
+const met = outcomes.filter((outcome) => outcome.verdict === 'ok');
+console.log(
+  `bench: ${met.length} goals met, ${missed.length} missed${missed.length ? ` (${missed.map((outcome) => outcome.name).join('; ')})` : ''}` +
+    `${problems.length ? `, ${problems.length} database pass(es) could not run` : ''}`,
+);
+process.exitCode = missed.length > 0 || problems.length > 0 ? 1 : 0;

@@ -1,0 +1,165 @@
+// SQL statements per request, for every built operation (`make statements`, or `node scripts/count-statements.ts`).
+// The app runs in this process on an in-memory PGlite with query counting (test/support/app.ts); a small scenario is
+// seeded (a manager, a member, a team, a note with a few pages and versions, a page comment), then each operation
+// gets one typical successful request, sent twice: once to warm up (caches, lazy set-up), once counted. Updates and
+// creates run before deletes, which remove throw-away objects. Prints `operationId  METHOD path  status  statements`.
+//
+// The operations come from generated/openapi.json minus src/http/not-implemented.ts; an operation with no sample
+// below, or a sample for an operation that is not built, is an error (exit 1), as is any request that fails.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { notImplementedOperations } from '../src/http/not-implemented.ts';
+import { startTestApp } from '../test/support/app.ts';
+import { makeUser } from '../test/support/factories.ts';
+
+type Form = Record<string, string | number>;
+type Sample = { method: string; path: string; form?: Form };
+type State = {
+  pageId: number;
+  createdTeams: string[];
+  createdNotes: string[];
+  createdPages: number[];
+  createdComments: number[];
+  extraUsers: { id: number; username: string }[];
+  spareTeam: string;
+  renames: number;
+};
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const NOTE = '/api/v1/writers/handbook';
+
+/** One sample per built operation, in the order they run; `n` is 0 for the warm-up request, 1 for the counted one. */
+const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample][] = [
+  ['getMe', () => ({ method: 'GET', path: '/api/v1/me' })],
+  ['listUsers', () => ({ method: 'GET', path: '/api/v1/users' })],
+  ['getUser', () => ({ method: 'GET', path: '/api/v1/users/member' })],
+  ['listUserNotes', () => ({ method: 'GET', path: '/api/v1/users/manager/notes' })],
+  ['listUsernames', () => ({ method: 'GET', path: '/api/v1/usernames' })],
+  ['listTeams', () => ({ method: 'GET', path: '/api/v1/teams' })],
+  ['getTeam', () => ({ method: 'GET', path: '/api/v1/teams/writers' })],
+  ['listTeamNotes', () => ({ method: 'GET', path: '/api/v1/teams/writers/notes' })],
+  ['createTeam', (state, n) => ({ method: 'POST', path: '/api/v1/teams', form: { 'team[name]': state.createdTeams[n]! } })],
+  ['updateTeam', (state) => ({ method: 'PUT', path: `/api/v1/teams/${state.spareTeam}`, form: { 'team[name]': `spare${state.renames + 1}` } })],
+  ['updateTeamViaPatch', (state) => ({ method: 'PATCH', path: `/api/v1/teams/${state.spareTeam}`, form: { 'team[name]': `spare${state.renames + 1}` } })],
+  ['addTeamUser', (state, n) => ({ method: 'POST', path: '/api/v1/teams/writers/users', form: { username: state.extraUsers[n]!.username, role: 'member' } })],
+  ['listNotes', () => ({ method: 'GET', path: '/api/v1/notes' })],
+  ['getNote', () => ({ method: 'GET', path: NOTE })],
+  ['createNote', (state, n) => ({ method: 'POST', path: '/api/v1/notes', form: { 'note[title]': `Scratch ${n}`, 'note[team]': 'writers', 'note[slug]': state.createdNotes[n]! } })],
+  ['updateNote', (_, n) => ({ method: 'PUT', path: NOTE, form: { 'note[title]': 'Handbook', 'note[team]': 'writers', 'note[description]': `How we work (put ${n})` } })],
+  ['updateNoteViaPatch', (_, n) => ({ method: 'PATCH', path: NOTE, form: { 'note[title]': 'Handbook', 'note[team]': 'writers', 'note[description]': `How we work (patch ${n})` } })],
+  ['listContributors', () => ({ method: 'GET', path: `${NOTE}/contributors` })],
+  ['listPages', () => ({ method: 'GET', path: `${NOTE}/pages` })],
+  ['createPage', (state) => ({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Scratch page', 'page[content]': '<p>draft</p>', 'page[parent]': state.pageId } })],
+  ['getPage', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}` })],
+  ['updatePage', (state, n) => ({ method: 'PUT', path: `${NOTE}/${state.pageId}`, form: { 'page[content]': `<p>Release steps, edit ${n} by put</p>` } })],
+  ['updatePageViaPatch', (state, n) => ({ method: 'PATCH', path: `${NOTE}/${state.pageId}`, form: { 'page[content]': `<p>Release steps, edit ${n} by patch</p>` } })],
+  ['listPageVersions', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/histories` })],
+  ['getPageVersion', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/histories/1` })],
+  ['diffPageVersions', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/histories/diff` })],
+  ['restorePageVersion', (state) => ({ method: 'POST', path: `${NOTE}/${state.pageId}/histories/1/restore` })],
+  ['listPageComments', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/comments` })],
+  ['createPageComment', (state, n) => ({ method: 'POST', path: `${NOTE}/${state.pageId}/comments`, form: { 'comment[comment]': `Looks good (${n}), @member`, 'mentions[]': 'member' } })],
+  // deletes, last, of throw-away objects made above
+  ['deletePageComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.pageId}/comments/${state.createdComments[n]}` })],
+  ['deletePage', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.createdPages[n]}` })],
+  ['deleteNote', (state, n) => ({ method: 'DELETE', path: `/api/v1/writers/${state.createdNotes[n]}` })],
+  ['removeTeamUser', (state, n) => ({ method: 'DELETE', path: `/api/v1/teams/writers/users/${state.extraUsers[n]!.id}` })],
+  ['deleteTeam', (state, n) => ({ method: 'DELETE', path: `/api/v1/teams/${state.createdTeams[n]}` })],
+];
+
+// The built operations: every operationId of the document, less those that answer 501.
+const document = JSON.parse(readFileSync(path.join(ROOT, 'generated/openapi.json'), 'utf8')) as {
+  paths: Record<string, Record<string, { operationId?: string }>>;
+};
+const described = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation?.operationId).filter((id): id is string => typeof id === 'string'));
+const built = described.filter((id) => !notImplementedOperations.includes(id));
+const sampled = SAMPLES.map(([id]) => id);
+const missing = built.filter((id) => !sampled.includes(id));
+const stale = sampled.filter((id) => !built.includes(id));
+const repeated = sampled.filter((id, index) => sampled.indexOf(id) !== index);
+if (missing.length || stale.length || repeated.length) {
+  if (missing.length) console.error(`count-statements: built operations with no sample request: ${missing.join(', ')}`);
+  if (stale.length) console.error(`count-statements: samples for operations that are not built (or not in the document): ${stale.join(', ')}`);
+  if (repeated.length) console.error(`count-statements: operations sampled twice: ${repeated.join(', ')}`);
+  process.exit(1);
+}
+
+const app = await startTestApp({}, { countQueries: true });
+try {
+  const manager = await makeUser(app, 'manager');
+  const member = await makeUser(app, 'member');
+  const extraUsers = [];
+  for (const username of ['extra0', 'extra1']) extraUsers.push(await makeUser(app, username));
+
+  const call = async (token: string, sample: Sample): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(app.baseUrl + sample.path, {
+      method: sample.method,
+      headers: { Authorization: `Bearer ${token}`, ...(sample.form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+      ...(sample.form ? { body: new URLSearchParams(Object.entries(sample.form).map(([key, value]) => [key, String(value)])).toString() } : {}),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${sample.method} ${sample.path}: ${response.status} ${text.slice(0, 400)}`);
+    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  };
+  const seed = (sample: Sample, token = manager.token) => call(token, sample).then(({ body }) => body);
+
+  // the scenario, through the API
+  await seed({ method: 'POST', path: '/api/v1/teams', form: { 'team[name]': 'writers' } });
+  await seed({ method: 'POST', path: '/api/v1/teams', form: { 'team[name]': 'spare' } });
+  await seed({ method: 'POST', path: '/api/v1/teams/writers/users', form: { username: 'member', role: 'member' } });
+  await seed({ method: 'POST', path: '/api/v1/notes', form: { 'note[title]': 'Handbook', 'note[team]': 'writers', 'note[slug]': 'handbook', 'note[description]': 'How we work' } });
+  await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Welcome', 'page[content]': '<p>Hello</p>' } });
+  const guide = (await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Guide', 'page[content]': '<p>How</p>' } })).id as number;
+  const pageId = (await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Releases', 'page[content]': '<p>Release steps</p>', 'page[parent]': guide } })).id as number;
+  await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Rollback', 'page[content]': '<p>Redeploy</p>', 'page[parent]': pageId } });
+  await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed</p>' } }, member.token);
+  await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed twice</p>' } });
+  await seed({ method: 'POST', path: `${NOTE}/${pageId}/comments`, form: { 'comment[comment]': 'First!' } }, member.token);
+
+  const state: State = {
+    pageId,
+    createdTeams: ['scratch0', 'scratch1'],
+    createdNotes: ['scratch0', 'scratch1'],
+    createdPages: [],
+    createdComments: [],
+    extraUsers: extraUsers.map(({ user }) => ({ id: user.id, username: user.username })),
+    spareTeam: 'spare',
+    renames: 0,
+  };
+  // the token's last_used_at is written at most once a minute: this first request takes that write
+  await call(manager.token, { method: 'GET', path: '/api/v1/me' });
+
+  const rows: string[][] = [];
+  for (const [operationId, sample] of SAMPLES) {
+    let status = 0;
+    let statements = 0;
+    for (const n of [0, 1]) {
+      const request = sample(state, n);
+      let body: Record<string, unknown> = {};
+      const count = await app.countQueries(async () => {
+        ({ status, body } = await call(manager.token, request));
+        await new Promise((resolve) => setTimeout(resolve, 20)); // anything the request still runs after answering
+      });
+      if (operationId === 'createPage') state.createdPages.push(body.id as number);
+      if (operationId === 'createPageComment') state.createdComments.push(body.id as number);
+      if (operationId === 'updateTeam' || operationId === 'updateTeamViaPatch') state.spareTeam = `spare${(state.renames += 1)}`;
+      if (n === 1) {
+        statements = count;
+        rows.push([operationId, request.method, request.path, String(status), String(statements)]);
+      }
+    }
+  }
+  const header = ['operationId', 'METHOD', 'path', 'status', 'statements'];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, column) => (column === cells.length - 1 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ');
+  console.log(line(header));
+  for (const row of rows) console.log(line(row));
+  const total = rows.reduce((sum, row) => sum + Number(row[4]), 0);
+  console.log(`${rows.length} operations, ${total} statements in all (in-memory PGlite, second request of each, after a warm-up)`);
+} catch (error) {
+  console.error(`count-statements: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+} finally {
+  await app.close();
+}
