@@ -378,10 +378,11 @@ async function seed(service: Service, database: Record<string, string>, sqlConfi
     }
     // 10,000 pages in `big`: 100 top-level pages with 99 children each
     const big = (await sql.query<{ id: number }>(`select n.id from notes n join teams t on t.id = n.team_id where t.name = 'bench' and n.slug = 'big'`)).rows[0]!.id;
-    await sql.query(`insert into pages (note_id, parent_id, position, title, content, is_cover, created_at, updated_at)
-      select $1, null, g, 'top ' || g, repeat('<p>content</p>', 50), g = 1, ${now}, ${now} from generate_series(1, 100) g`, [big]);
-    await sql.query(`insert into pages (note_id, parent_id, position, title, content, is_cover, created_at, updated_at)
-      select $1, p.id, g, p.title || ' child ' || g, repeat('<p>content</p>', 50), false, ${now}, ${now}
+    await sql.query(`insert into pages (note_id, parent_id, position, title, content, created_at, updated_at)
+      select $1, null, g, 'top ' || g, repeat('<p>content</p>', 50), ${now}, ${now} from generate_series(1, 100) g`, [big]);
+    await sql.query(`update notes set cover_page_id = (select id from pages where note_id = $1 and position = 1 and parent_id is null) where id = $1`, [big]);
+    await sql.query(`insert into pages (note_id, parent_id, position, title, content, created_at, updated_at)
+      select $1, p.id, g, p.title || ' child ' || g, repeat('<p>content</p>', 50), ${now}, ${now}
         from pages p cross join generate_series(1, 99) g where p.note_id = $1 and p.parent_id is null`, [big]);
     const counts = (await sql.query<{ members: string; notes: string; pages: string }>(`select
       (select count(*) from memberships m join teams t on t.id = m.team_id where t.name = 'crowd') as members,

@@ -41,3 +41,16 @@ export function mapAliased<T extends object>(em: EntityManager, entity: EntityCl
   for (const [key, value] of Object.entries(row)) if (key.startsWith(prefix)) data[key.slice(prefix.length)] = value;
   return em.map(entity, data as never);
 }
+
+const jsonObjects = new Map<string, string>();
+
+/** `json_build_object('column', alias.column, ...)` over the entity's stored columns, for rows nested in one answer. */
+export function jsonColumns(em: EntityManager, entity: EntityClass<object>, alias: string): string {
+  const key = `${entity.name}:${alias}`;
+  let text = jsonObjects.get(key);
+  if (text === undefined) {
+    text = `json_build_object(${storedColumns(em, entity).map((column) => `'${column}', ${alias}.${column}`).join(', ')})`;
+    jsonObjects.set(key, text);
+  }
+  return text;
+}

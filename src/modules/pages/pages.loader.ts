@@ -8,6 +8,7 @@ import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView } from '../notes/notes.loader.ts';
 import { Page } from './page.entity.ts';
 import type { PageView } from './page.presenter.ts';
+import { loadOnePageView } from './page-view.query.ts';
 import { ancestries, joinPath } from './tree.ts';
 
 export async function loadPageViews(em: EntityManager, callerId: number, urls: Urls, note: Note, pages: readonly Page[]): Promise<PageView[]> {
@@ -36,7 +37,7 @@ export async function loadPageViews(em: EntityManager, callerId: number, urls: U
   });
 }
 
+/** One page's view: one statement (page-view.query.ts). */
 export async function loadPageView(em: EntityManager, callerId: number, urls: Urls, note: Note, page: Page): Promise<PageView> {
-  const [view] = await loadPageViews(em, callerId, urls, note, [page]);
-  return view!;
+  return loadOnePageView(em, callerId, urls, note, page);
 }
