@@ -27,6 +27,17 @@ export type Database = {
 const EMBEDDED_POOL = { min: 1, max: 1 };
 const SOCKET_PORT = 5432;
 
+// PGlite's own settings, plus a smaller buffer cache: PostgreSQL's default 128 MB of shared buffers lives inside the
+// WebAssembly memory and stays resident once touched; the embedded database is small and the OS caches its files.
+const pgliteDefaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams;
+if (!pgliteDefaults) throw new Error('PGlite no longer exposes defaultStartParams: see EMBEDDED_OPTIONS in src/db/database.ts');
+const EMBEDDED_OPTIONS = {
+  startParams: [
+    ...pgliteDefaults,
+    '-c', 'shared_buffers=32MB', '-c', 'maintenance_work_mem=16MB',
+  ],
+};
+
 export function embeddedSocketPath(dataDir: string): string {
   return path.join(dataDir, `.s.PGSQL.${SOCKET_PORT}`);
 }
@@ -102,12 +113,19 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       return { orm, kind: 'embedded-shared', close: () => orm.close(true) };
     }
     rmSync(socketPath, { force: true }); // left behind by a server that did not stop cleanly
-    pglite = await PGlite.create(path.join(options.dataDir, 'pgdata'));
+    const pgdata = path.join(options.dataDir, 'pgdata');
+    const fresh = !existsSync(path.join(pgdata, 'PG_VERSION'));
+    pglite = await PGlite.create(pgdata, EMBEDDED_OPTIONS);
+    if (fresh) {
+      // creating the database (initdb, inside WebAssembly) leaves ~165 MB behind that a reopened one does not hold
+      await pglite.close();
+      pglite = await PGlite.create(pgdata, EMBEDDED_OPTIONS);
+    }
   } else {
     const { mkdtempSync } = await import('node:fs');
     const os = await import('node:os');
     socketDir = mkdtempSync(path.join(os.tmpdir(), 'notes-db-'));
-    pglite = await PGlite.create();
+    pglite = await PGlite.create(EMBEDDED_OPTIONS);
   }
   const socketServer = new PGLiteSocketServer({ db: pglite, path: embeddedSocketPath(socketDir), maxConnections: 8 });
   await socketServer.start();

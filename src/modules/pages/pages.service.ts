@@ -2,6 +2,7 @@
 // tree changes lock the note's tree first (tree.service.ts), then the page's row (versions.writer.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
+import { oneAtATime } from '../../db/one-at-a-time.ts';
 import { payloadTooLarge } from '../../http/errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
@@ -37,7 +38,7 @@ export async function updatePage(
   const moving = changes.parent !== undefined && changes.parent !== (page.parent?.id ?? null);
   const coverChange = changes.is_cover !== undefined && changes.is_cover !== (note.coverPageId === page.id);
   const moveWasValid = moving ? await moveLooksValid(em, page, changes.parent!) : false;
-  return em.transactional(async (tx) => {
+  return oneAtATime(`page:${page.id}`, () => em.transactional(async (tx) => {
     if (moving || coverChange) await lockTree(tx, note.id);
     const locked = await lockPage(tx, page.id);
     checkIfMatch(locked, ifMatch);
@@ -61,7 +62,7 @@ export async function updatePage(
         : { type: 'page.updated', actor, note, page: locked, version, changed });
     }
     return locked;
-  });
+  }));
 }
 
 /** Makes a version's title and content current again, as a new version (nothing when they already are). */
