@@ -16,6 +16,9 @@ export type Orm = MikroORM;
 /** The embedded database is already served by a running server (PGlite allows one process). */
 export class DatabaseInUseError extends Error {}
 
+/** Asked to open an existing embedded database (`mustExist`) where DATA_DIR holds none. */
+export class NoDatabaseError extends Error {}
+
 export type Database = {
   orm: Orm;
   kind: 'embedded' | 'embedded-shared' | 'postgres';
@@ -28,6 +31,27 @@ const SOCKET_PORT = 5432;
 
 export function embeddedSocketPath(dataDir: string): string {
   return path.join(dataDir, `.s.PGSQL.${SOCKET_PORT}`);
+}
+
+/** Where PGlite keeps the embedded database's files; PG_VERSION inside it is written when the database is created. */
+export function embeddedDataPath(dataDir: string): string {
+  return path.join(dataDir, 'pgdata');
+}
+
+export function embeddedDatabaseExists(dataDir: string): boolean {
+  return existsSync(path.join(embeddedDataPath(dataDir), 'PG_VERSION'));
+}
+
+/** A PostgreSQL URL as `host:port/database`, for messages: never the user name or the password. */
+export function describeDatabaseUrl(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    const host = decodeURIComponent(url.hostname) || url.searchParams.get('host') || 'localhost';
+    const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || '(default database)';
+    return `${host}:${url.port || '5432'}/${database}`;
+  } catch {
+    return '(DATABASE_URL, not a URL)';
+  }
 }
 
 /** Called with the SQL of every query the ORM runs (tests count them to show lists cost a fixed number). */
@@ -75,6 +99,8 @@ export type OpenOptions = {
   dataDir?: string | undefined;
   /** When a server already serves this DATA_DIR: connect to it (admin CLI) instead of failing (server). */
   shareRunningServer?: boolean;
+  /** Open only an embedded database that already exists in DATA_DIR (admin CLI): NoDatabaseError, creating nothing. */
+  mustExist?: boolean;
   debug?: boolean;
   onQuery?: QueryObserver;
 };
@@ -87,6 +113,9 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   let socketDir: string;
   let pglite: PGlite;
   if (options.dataDir) {
+    if (options.mustExist && !embeddedDatabaseExists(options.dataDir)) {
+      throw new NoDatabaseError(`no database in ${options.dataDir}`);
+    }
     mkdirSync(options.dataDir, { recursive: true });
     socketDir = options.dataDir;
     const socketPath = embeddedSocketPath(socketDir);
@@ -101,7 +130,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       return { orm, kind: 'embedded-shared', close: () => orm.close(true) };
     }
     rmSync(socketPath, { force: true }); // left behind by a server that did not stop cleanly
-    pglite = await PGlite.create(path.join(options.dataDir, 'pgdata'));
+    pglite = await PGlite.create(embeddedDataPath(options.dataDir));
   } else {
     const { mkdtempSync } = await import('node:fs');
     const os = await import('node:os');
