@@ -6,10 +6,10 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 .PHONY: run test generate docs lint typecheck bench install clean-data
 
 # Installs dependencies when node_modules is missing or older than the lock file (npm writes
-# node_modules/.package-lock.json on every install).
+# node_modules/.package-lock.json on every install). The script runs npm on Node 24 also on the first install, when
+# node_modules has no node yet: npm on the system's older node warns EBADENGINE for half the packages.
 node_modules/.package-lock.json: package-lock.json
-	npm ci --no-audit --no-fund
-	@touch $@
+	bash scripts/install-deps.sh
 
 install: node_modules/.package-lock.json
 
