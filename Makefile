@@ -5,11 +5,14 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
 .PHONY: run test generate docs lint typecheck bench statements install clean-data
 
+# A recipe that fails deletes its half-made target (docs/index.html), so the next run builds it again.
+.DELETE_ON_ERROR:
+
 # Installs dependencies when node_modules is missing or older than the lock file (npm writes
-# node_modules/.package-lock.json on every install).
+# node_modules/.package-lock.json on every install). The script runs npm on Node 24 also on the first install, when
+# node_modules has no node yet: npm on the system's older node warns EBADENGINE for half the packages.
 node_modules/.package-lock.json: package-lock.json
-	npm ci --no-audit --no-fund
-	@touch $@
+	bash scripts/install-deps.sh
 
 install: node_modules/.package-lock.json
 
@@ -25,9 +28,12 @@ test: install docs
 generate: install
 	npm run -s generate
 
-## make docs: build the self-contained API reference into docs/index.html (not committed: `make run` and
-## `make test` rebuild it from generated/openapi.json, so it is never stale)
-docs: install
+## make docs: build the self-contained API reference into docs/index.html (not committed; `make run` and
+## `make test` build it when it is missing or older than generated/openapi.json, redocly.yaml or the lock file, which
+## pins redocly: so it is never stale, and a fresh one is not rebuilt)
+docs: docs/index.html
+
+docs/index.html: generated/openapi.json redocly.yaml package-lock.json | node_modules/.package-lock.json
 	npm run -s docs
 
 lint: install

@@ -81,8 +81,8 @@ WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/run-tests.XXXXXX")"
 # (the node_modules directory's own mtime does not change when files inside do).
 if [[ ! -d node_modules || ! -e node_modules/.package-lock.json \
       || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  log "node_modules missing or older than package-lock.json: npm ci"
-  npm ci --no-audit --no-fund </dev/null
+  log "node_modules missing or older than package-lock.json: npm ci on Node 24 (scripts/install-deps.sh)"
+  bash scripts/install-deps.sh </dev/null
 fi
 NODE="$ROOT/node_modules/.bin/node"   # Node 24 from the node@24 devDependency
 if [[ ! -x $NODE ]]; then

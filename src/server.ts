@@ -1,8 +1,9 @@
-// Starts the service: migrate, create the first user on a fresh database, listen, and shut down gracefully.
-import type { Server } from 'node:http';
+// Starts the service: migrate, listen, create the first user on a fresh database, and shut down gracefully.
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { DatabaseInUseError, migrate, openDatabase } from './db/database.ts';
+import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from './db/database.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
@@ -10,27 +11,67 @@ import { readiness } from './modules/system/system.routes.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** The server could not listen on HOST:PORT (port taken, not allowed, address not on this machine). */
+class ListenError extends Error {}
+
+function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new ListenError(`port ${port} is already in use on ${host}; set PORT to a free port`);
+    case 'EACCES':
+      return new ListenError(`not allowed to listen on ${host}:${port} (ports below 1024 need privileges); set PORT`);
+    case 'EADDRNOTAVAIL':
+      return new ListenError(`${host} is not an address of this machine; set HOST`);
+    default:
+      return error;
+  }
+}
+
+// express 5's app.listen(port, host, callback) also calls the callback with the error when listening fails, so a
+// callback that resolves would report "listening" on a port that is taken: listen on the 'listening' and 'error'
+// events of a plain http.Server instead.
+function listen(app: RequestListener, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer(app);
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(listenFailure(error, host, port));
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve(server);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { service: 'notes' });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const applied = await migrate(database.orm);
-  if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
-  const firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
-
-  const app = buildApp({ config, orm: database.orm, logger });
   const prune = () =>
     pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
       logger.warn('pruning revisions failed', { error: error instanceof Error ? error.message : String(error) }));
-  await prune();
+  let server: Server;
+  let firstToken: string | undefined;
+  try {
+    const applied = await migrate(database.orm);
+    if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+    const app = buildApp({ config, orm: database.orm, logger });
+    // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
+    server = await listen(app, config.host, config.port);
+    firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
+    await prune();
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   setInterval(prune, REVISION_PRUNE_INTERVAL_MS).unref();
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port, config.host, () => resolve(listening));
-    listening.once('error', reject);
-  });
-  const where = database.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
+  const where = database.kind === 'postgres' ? `PostgreSQL at ${describeDatabaseUrl(config.databaseUrl!)}` : `embedded PGlite in ${config.dataDir}`;
   const lines = [
-    `Notes API listening on ${config.host}:${config.port}, database: ${where}`,
+    `Notes API listening on ${config.host}:${(server.address() as AddressInfo).port}, database: ${where}`,
     `  base URL: ${config.publicUrl}/api/v1`,
     `  API docs: ${config.publicUrl}/docs`,
   ];
@@ -70,7 +111,7 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   const message =
     error instanceof ConfigError ? `configuration error: ${error.message}`
-    : error instanceof DatabaseInUseError ? error.message
+    : error instanceof DatabaseInUseError || error instanceof ListenError ? error.message
     : error instanceof Error ? error.stack ?? error.message
     : String(error);
   process.stderr.write(`${message}\n`);

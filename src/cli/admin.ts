@@ -6,9 +6,11 @@
 //   npm run admin -- list-users
 //   npm run admin -- revoke-token <token or token id>
 //
-// create-token prints the token alone on the last line of its output. Exit status: 0 done, 1 failed, 2 usage.
+// create-token prints the token alone on the last line of its output; one line on stderr says which database the
+// command opened. On the embedded database it never creates one: a DATA_DIR with no database yet (a typo, or a
+// different working directory) is an error, not a new empty database. Exit status: 0 done, 1 failed, 2 usage.
 import { ConfigError, loadConfig } from '../config.ts';
-import { migrate, openDatabase } from '../db/database.ts';
+import { describeDatabaseUrl, migrate, NoDatabaseError, openDatabase } from '../db/database.ts';
 import { HttpError } from '../http/errors.ts';
 import { Token } from '../modules/auth/token.entity.ts';
 import { hashToken, issueToken, looksLikeToken } from '../modules/auth/tokens.ts';
@@ -52,7 +54,12 @@ async function run(argv: string[]): Promise<number> {
   const commands = ['create-user', 'create-token', 'list-users', 'revoke-token'];
   if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
   const config = loadConfig();
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, shareRunningServer: true });
+  if (config.databaseUrl) process.stderr.write(`admin: using PostgreSQL at ${describeDatabaseUrl(config.databaseUrl)}\n`);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, shareRunningServer: true, mustExist: true });
+  if (database.kind !== 'postgres') {
+    const how = database.kind === 'embedded-shared' ? ", through the running server's socket" : '';
+    process.stderr.write(`admin: using embedded database in ${config.dataDir}${how}\n`);
+  }
   try {
     await migrate(database.orm);
     const em = database.orm.em.fork();
@@ -117,7 +124,15 @@ run(process.argv.slice(2)).then(
       process.stderr.write(`${error.message}\n${usage}\n`);
       process.exit(2);
     }
-    const message = error instanceof HttpError || error instanceof ConfigError ? error.message : error instanceof Error ? error.stack ?? error.message : String(error);
+    const message =
+      error instanceof NoDatabaseError
+        ? `${error.message}: start the server once with \`make run\` (it creates the database), or set DATA_DIR to the server's data directory, or DATABASE_URL`
+        : error instanceof HttpError || error instanceof ConfigError ? error.message
+        // A system or database error (ECONNREFUSED, a failed login, a missing database) is the message alone: it
+        // is about the setup, not a bug whose stack would help.
+        : error instanceof Error && typeof (error as { code?: unknown }).code === 'string' ? `the database: ${error.message}`
+        : error instanceof Error ? error.stack ?? error.message
+        : String(error);
     process.stderr.write(`error: ${message}\n`);
     process.exit(1);
   },

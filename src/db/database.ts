@@ -17,6 +17,9 @@ export type Orm = MikroORM;
 /** The embedded database is already served by a running server (PGlite allows one process). */
 export class DatabaseInUseError extends Error {}
 
+/** Asked to open an existing embedded database (`mustExist`) where DATA_DIR holds none. */
+export class NoDatabaseError extends Error {}
+
 export type Database = {
   orm: Orm;
   kind: 'embedded' | 'embedded-shared' | 'postgres';
@@ -40,6 +43,27 @@ const EMBEDDED_OPTIONS = {
 
 export function embeddedSocketPath(dataDir: string): string {
   return path.join(dataDir, `.s.PGSQL.${SOCKET_PORT}`);
+}
+
+/** Where PGlite keeps the embedded database's files; PG_VERSION inside it is written when the database is created. */
+export function embeddedDataPath(dataDir: string): string {
+  return path.join(dataDir, 'pgdata');
+}
+
+export function embeddedDatabaseExists(dataDir: string): boolean {
+  return existsSync(path.join(embeddedDataPath(dataDir), 'PG_VERSION'));
+}
+
+/** A PostgreSQL URL as `host:port/database`, for messages: never the user name or the password. */
+export function describeDatabaseUrl(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    const host = decodeURIComponent(url.hostname) || url.searchParams.get('host') || 'localhost';
+    const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || '(default database)';
+    return `${host}:${url.port || '5432'}/${database}`;
+  } catch {
+    return '(DATABASE_URL, not a URL)';
+  }
 }
 
 /** Called with the SQL of every query the ORM runs (tests count them to show lists cost a fixed number). */
@@ -87,6 +111,8 @@ export type OpenOptions = {
   dataDir?: string | undefined;
   /** When a server already serves this DATA_DIR: connect to it (admin CLI) instead of failing (server). */
   shareRunningServer?: boolean;
+  /** Open only an embedded database that already exists in DATA_DIR (admin CLI): NoDatabaseError, creating nothing. */
+  mustExist?: boolean;
   debug?: boolean;
   onQuery?: QueryObserver;
 };
@@ -99,6 +125,9 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   let socketDir: string;
   let pglite: PGlite;
   if (options.dataDir) {
+    if (options.mustExist && !embeddedDatabaseExists(options.dataDir)) {
+      throw new NoDatabaseError(`no database in ${options.dataDir}`);
+    }
     mkdirSync(options.dataDir, { recursive: true });
     socketDir = options.dataDir;
     const socketPath = embeddedSocketPath(socketDir);
@@ -113,7 +142,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       return { orm, kind: 'embedded-shared', close: () => orm.close(true) };
     }
     rmSync(socketPath, { force: true }); // left behind by a server that did not stop cleanly
-    const pgdata = path.join(options.dataDir, 'pgdata');
+    const pgdata = embeddedDataPath(options.dataDir);
     const fresh = !existsSync(path.join(pgdata, 'PG_VERSION'));
     pglite = await PGlite.create(pgdata, EMBEDDED_OPTIONS);
     if (fresh) {

@@ -1,8 +1,8 @@
 // The server and the admin command line as separate processes, the way `make run` and scripts use them: on the
 // embedded database (PGlite pass: the CLI reaches it through the running server's socket, or directly when no
 // server runs) and on DATABASE_URL (PostgreSQL pass).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,9 +20,44 @@ let server: ChildProcess | undefined;
 let serverOutput = '';
 let baseUrl: string;
 
+type Finished = { status: number | null; stdout: string; stderr: string };
+
+/** Runs a process to the end without blocking the event loop: a spawnSync here would stall the HTTP client's
+ * keep-alive timers, so a request after a few seconds of it went out on a connection the server had just closed
+ * ("other side closed"). */
+function runProcess(args: string[], processEnv: NodeJS.ProcessEnv): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, args, { cwd: root, env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+async function adminWith(processEnv: NodeJS.ProcessEnv, ...args: string[]) {
+  const result = await runProcess(['src/cli/admin.ts', ...args], processEnv);
+  return { ...result, lastLine: result.stdout.trim().split('\n').at(-1) ?? '' };
+}
+
 function admin(...args: string[]) {
-  const result = spawnSync(node, ['src/cli/admin.ts', ...args], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr, lastLine: result.stdout.trim().split('\n').at(-1) ?? '' };
+  return adminWith(env, ...args);
+}
+
+/** The line the admin command writes on stderr to say which database it opened. */
+function databaseLine(stderr: string): string | undefined {
+  return stderr.split('\n').find((line) => line.startsWith('admin: using '));
+}
+
+function embeddedEnv(dir: string): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _ignored, ...rest } = env;
+  return { ...rest, DATA_DIR: dir };
 }
 
 async function freePort(): Promise<number> {
@@ -85,38 +120,95 @@ describe('server and admin command line', () => {
     expect(me.body.username).toBe('root-admin');
   });
 
+  it('says on stderr which database it opened, without a password', async () => {
+    const listed = await admin('list-users');
+    expect(listed.status).toBe(0);
+    if (scratch) {
+      const url = new URL(scratch.url);
+      expect(databaseLine(listed.stderr)).toBe(`admin: using PostgreSQL at ${url.hostname}:${url.port}${url.pathname}`);
+    } else {
+      expect(databaseLine(listed.stderr)).toBe(`admin: using embedded database in ${dataDir}, through the running server's socket`);
+    }
+    expect(listed.stdout).not.toContain('admin: using');
+  });
+
   it('creates users and tokens while the server runs; the token is the last line', async () => {
-    expect(admin('create-user', 'carol', '--name', 'Carol C', '--lang', 'ja').status).toBe(0);
-    const created = admin('create-token', 'carol', '--scope', 'read', '--expires-in', '7');
+    expect((await admin('create-user', 'carol', '--name', 'Carol C', '--lang', 'ja')).status).toBe(0);
+    const created = await admin('create-token', 'carol', '--scope', 'read', '--expires-in', '7');
     expect(created.status).toBe(0);
     expect(created.lastLine).toMatch(/^nt_[A-Za-z0-9_-]{43}$/);
     const carol = new ApiClient(baseUrl, created.lastLine);
     const me = await carol.get('/api/v1/me');
     expect(me.body).toMatchObject({ username: 'carol', name: 'Carol C', lang: { code: 'ja' } });
     expect((await carol.post('/api/v1/teams', { json: { team: { name: 'by-carol' } } })).status).toBe(403);
-    expect(admin('list-users').stdout).toMatch(/\tcarol\tCarol C\tja/);
-    expect(admin('revoke-token', created.lastLine).status).toBe(0);
+    expect((await admin('list-users')).stdout).toMatch(/\tcarol\tCarol C\tja/);
+    expect((await admin('revoke-token', created.lastLine)).status).toBe(0);
     expect((await carol.get('/api/v1/me')).status).toBe(401);
   });
 
   it('refuses bad input with a message and a non-zero status, changing nothing', async () => {
-    const taken = admin('create-user', 'CAROL');
+    const taken = await admin('create-user', 'CAROL');
     expect(taken.status).toBe(1);
     expect(taken.stderr).toContain('already taken');
-    expect(admin('create-user', 'notes').status).toBe(1);
-    expect(admin('create-user', 'bad name').status).toBe(1);
-    expect(admin('create-token', 'nobody-here').status).toBe(1);
-    expect(admin('create-token', 'carol', '--scope', 'admin').status).toBe(2);
-    expect(admin('frobnicate').status).toBe(2);
-    expect(admin('list-users').stdout.split('\n').filter((line) => /^\d+\t/.test(line))).toHaveLength(2);
+    expect((await admin('create-user', 'notes')).status).toBe(1);
+    expect((await admin('create-user', 'bad name')).status).toBe(1);
+    expect((await admin('create-token', 'nobody-here')).status).toBe(1);
+    expect((await admin('create-token', 'carol', '--scope', 'admin')).status).toBe(2);
+    expect((await admin('frobnicate')).status).toBe(2);
+    expect((await admin('list-users')).stdout.split('\n').filter((line) => /^\d+\t/.test(line))).toHaveLength(2);
   });
 
-  it('stops gracefully on SIGTERM, and the command line then works without the server', async () => {
+  it('stops gracefully on SIGTERM; started on a port that is taken, says so and exits non-zero', async () => {
     expect(await stopServer()).toBe(0);
-    const token = admin('create-token', 'carol').lastLine;
+    const blocker = net.createServer();
+    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as net.AddressInfo).port)));
+    try {
+      const result = await runProcess(['src/server.ts'], { ...env, PORT: String(port) });
+      const output = result.stdout + result.stderr;
+      expect(result.status, output).toBe(1);
+      expect(result.stderr).toContain(`port ${port} is already in use on 127.0.0.1; set PORT`);
+      expect(output).not.toContain('listening');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('the command line works without the server, and the server starts again on the same database', async () => {
+    expect(await stopServer()).toBe(0);
+    const created = await admin('create-token', 'carol');
+    const token = created.lastLine;
     expect(token).toMatch(/^nt_/);
+    if (!scratch) expect(databaseLine(created.stderr)).toBe(`admin: using embedded database in ${dataDir}`);
     await startServer();
     expect(serverOutput).not.toContain('first user');
     expect((await new ApiClient(baseUrl, token).get('/api/v1/me')).body.username).toBe('carol');
+  });
+});
+
+describe('admin command line without a database', () => {
+  it('refuses every command where DATA_DIR has no database and DATABASE_URL is unset, creating nothing', async () => {
+    const missing = path.join(dataDir, 'no-such-dir');
+    for (const args of [['list-users'], ['create-user', 'dora'], ['create-token', 'dora'], ['revoke-token', '1']]) {
+      const refused = await adminWith(embeddedEnv(missing), ...args);
+      expect(refused.status, args.join(' ')).toBe(1);
+      expect(refused.stderr).toContain(`no database in ${missing}`);
+      expect(refused.stderr).toContain('make run');
+      expect(refused.stdout).toBe('');
+      expect(existsSync(missing)).toBe(false);
+    }
+    const empty = path.join(dataDir, 'empty-dir');
+    mkdirSync(empty);
+    expect((await adminWith(embeddedEnv(empty), 'create-user', 'dora')).status).toBe(1);
+    expect(readdirSync(empty)).toEqual([]);
+  });
+
+  it('names the PostgreSQL server it tried, never the password, and fails in one line when it does not answer', async () => {
+    const port = await freePort();
+    const refused = await adminWith({ ...env, DATABASE_URL: `postgresql://someone:s3cret-pw@127.0.0.1:${port}/nowhere` }, 'list-users');
+    expect(refused.status).toBe(1);
+    expect(databaseLine(refused.stderr)).toBe(`admin: using PostgreSQL at 127.0.0.1:${port}/nowhere`);
+    expect(refused.stderr).toContain('ECONNREFUSED');
+    expect(refused.stderr).not.toContain('s3cret-pw');
+    expect(refused.stderr).not.toContain('    at ');
   });
 });

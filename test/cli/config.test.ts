@@ -1,0 +1,32 @@
+// Settings out of range stop the server before it touches a database, with one line naming the variable.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+const node = path.join(root, 'node_modules', '.bin', 'node');
+
+describe('RATE_LIMIT_PER_HOUR', () => {
+  it('takes 1 to 10,000,000', () => {
+    expect(loadConfig({}).rateLimitPerHour).toBe(5000);
+    expect(loadConfig({ RATE_LIMIT_PER_HOUR: '1' }).rateLimitPerHour).toBe(1);
+    expect(loadConfig({ RATE_LIMIT_PER_HOUR: '10000000' }).rateLimitPerHour).toBe(10_000_000);
+  });
+
+  it.each(['10000001', '0', '-1', '1e3', '5000.5', 'lots'])('refuses %s with a message naming the variable', (value) => {
+    expect(() => loadConfig({ RATE_LIMIT_PER_HOUR: value })).toThrow(/^RATE_LIMIT_PER_HOUR must be /);
+  });
+
+  it('stops the server with exit status 1 and one line when out of range', () => {
+    const result = spawnSync(node, ['src/server.ts'], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, RATE_LIMIT_PER_HOUR: '10000001', DATA_DIR: '/nonexistent/never-created' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe('configuration error: RATE_LIMIT_PER_HOUR must be between 1 and 10000000, got 10000001\n');
+    expect(result.stdout).toBe('');
+  });
+});
