@@ -4,9 +4,12 @@
 import express from 'express';
 import type { Config } from './config.ts';
 import type { Orm } from './db/database.ts';
-import { authenticate } from './http/auth.ts';
+import { authenticate, forgetToken } from './http/auth.ts';
+import { silentFeed, type ChangeFeed } from './db/change-feed.ts';
+import { HotReads, serveHotReads } from './http/hot-reads.ts';
+import { PageViewCache } from './modules/pages/page-view.cache.ts';
 import { HttpError } from './http/errors.ts';
-import type { AppServices } from './http/handler.ts';
+import type { AppServices, Memory } from './http/handler.ts';
 import { stripJsonSuffix } from './http/json-suffix.ts';
 import type { Logger } from './http/logger.ts';
 import { loadOpenApiDocument, openApiMiddleware } from './http/openapi.ts';
@@ -21,16 +24,27 @@ import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
 import { htmlRoutes } from './modules/html/html.routes.ts';
 import { systemRoutes } from './modules/system/system.routes.ts';
 
-export type AppDependencies = { config: Config; orm: Orm; logger: Logger };
+export type AppDependencies = {
+  config: Config;
+  orm: Orm;
+  logger: Logger;
+  /** The database's change announcements; without a live feed nothing is answered from memory alone. */
+  changes?: ChangeFeed;
+};
 
-export function buildApp({ config, orm, logger }: AppDependencies): express.Express {
+export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDependencies): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
   subscribeAll();
   const urls = createUrls(config.publicUrl);
-  const services: AppServices = { config, urls };
+  const memory: Memory = { pageViews: new PageViewCache(), hot: new HotReads(changes) };
+  const services: AppServices = { config, urls, memory };
+  // a token changed or deleted anywhere is looked up again at its next use
+  changes.subscribe((change) => {
+    if ('tags' in change) for (const tag of change.tags) if (tag.startsWith('k')) forgetToken(Number(tag.slice(1)));
+  });
 
   app.use(requestIdAndLog(logger));
   app.use((req, _res, next) => {
@@ -49,6 +63,8 @@ export function buildApp({ config, orm, logger }: AppDependencies): express.Expr
   api.use(express.urlencoded(formOptions));
   api.use(authenticate());
   api.use(rateLimit(config.rateLimitPerHour));
+  // the hot reads: a page answered before to this token, while nothing it shows has changed (hot-reads.ts)
+  api.use(serveHotReads(memory.hot));
   api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
   app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
 

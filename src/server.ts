@@ -50,7 +50,7 @@ function listen(app: RequestListener, host: string, port: number): Promise<Serve
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { service: 'notes' });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, listen: true });
   const prune = () =>
     pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
       logger.warn('pruning revisions failed', { error: error instanceof Error ? error.message : String(error) }));
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   try {
     const applied = await migrate(database.orm);
     if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
-    const app = buildApp({ config, orm: database.orm, logger });
+    const app = buildApp({ config, orm: database.orm, logger, changes: database.changes });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);

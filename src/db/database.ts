@@ -10,6 +10,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { entities } from './entities.ts';
 import { PGliteStream } from './pglite-stream.ts';
+import { pgliteChangeFeed, postgresChangeFeed, silentFeed, type ChangeFeed } from './change-feed.ts';
 import { migrationsList } from './migrations.ts';
 
 export type Orm = MikroORM;
@@ -23,6 +24,8 @@ export class NoDatabaseError extends Error {}
 export type Database = {
   orm: Orm;
   kind: 'embedded' | 'embedded-shared' | 'postgres';
+  /** What the database announces as it changes (silent unless opened with `listen`, or for the admin CLI). */
+  changes: ChangeFeed;
   close(): Promise<void>;
 };
 
@@ -115,12 +118,23 @@ export type OpenOptions = {
   mustExist?: boolean;
   debug?: boolean;
   onQuery?: QueryObserver;
+  /** Listen to the database's change announcements (the server does; tools need not). */
+  listen?: boolean;
 };
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (options.databaseUrl) {
     const orm = await initOrm({ clientUrl: options.databaseUrl, pool: { min: 0, max: 10 } }, options);
-    return { orm, kind: 'postgres', close: () => orm.close(true) };
+    const changes = options.listen ? postgresChangeFeed(options.databaseUrl) : silentFeed();
+    return {
+      orm,
+      kind: 'postgres',
+      changes,
+      async close() {
+        await changes.close();
+        await orm.close(true);
+      },
+    };
   }
   let socketDir: string;
   let pglite: PGlite;
@@ -139,7 +153,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
         throw new DatabaseInUseError(`another server is already running on ${options.dataDir} (socket ${socketPath})`);
       }
       const orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options);
-      return { orm, kind: 'embedded-shared', close: () => orm.close(true) };
+      return { orm, kind: 'embedded-shared', changes: silentFeed(), close: () => orm.close(true) };
     }
     rmSync(socketPath, { force: true }); // left behind by a server that did not stop cleanly
     const pgdata = embeddedDataPath(options.dataDir);
@@ -156,6 +170,8 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     socketDir = mkdtempSync(path.join(os.tmpdir(), 'notes-db-'));
     pglite = await PGlite.create(EMBEDDED_OPTIONS);
   }
+  // installed before anyone else talks to PGlite, so every announcement is heard
+  const changes = options.listen ? await pgliteChangeFeed(pglite) : silentFeed();
   const socketServer = new PGLiteSocketServer({ db: pglite, path: embeddedSocketPath(socketDir), maxConnections: 8 });
   await socketServer.start();
   let orm: Orm;
@@ -173,6 +189,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   return {
     orm,
     kind: 'embedded',
+    changes,
     async close() {
       await orm.close(true);
       await socketServer.stop();

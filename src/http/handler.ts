@@ -10,6 +10,8 @@ import type { OperationId, Operations } from '../../generated/operations.gen.ts'
 import type { Config } from '../config.ts';
 import type { Caller } from '../modules/access/caller.ts';
 import type { ScopeKind, ScopeOf } from '../modules/access/scope.ts';
+import type { PageViewCache } from '../modules/pages/page-view.cache.ts';
+import type { HotReads } from './hot-reads.ts';
 import type { Logger } from './logger.ts';
 import type { Urls } from './urls.ts';
 
@@ -28,7 +30,13 @@ export type HandlerContext = {
   log: Logger;
   request: Request;
   response: Response;
+  memory: Memory;
+  /** The change feed's mark taken when the request began (hot-reads.ts): keep an answer only if it still holds. */
+  heardAtStart: number;
 };
+
+/** What this process keeps in memory between requests (per app: two apps in one process never share it). */
+export type Memory = { pageViews: PageViewCache; hot: HotReads };
 
 type DataOf<Id extends OperationId> = Operations[Id]['data'];
 type Part<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
@@ -79,4 +87,4 @@ export type OperationTable = {
     | OperationDefinition<Id, 'page'> | NotBuilt;
 };
 
-export type AppServices = { config: Config; urls: Urls };
+export type AppServices = { config: Config; urls: Urls; memory: Memory };

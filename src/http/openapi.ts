@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Request, RequestHandler, Response } from 'express';
 import OpenApiValidator from 'express-openapi-validator';
 import type { OperationId } from '../../generated/operations.gen.ts';
-import { loadScope } from '../modules/access/scope.ts';
+import { loadScope, scopeTags } from '../modules/access/scope.ts';
 import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
@@ -120,6 +120,7 @@ export function bindOperation(definition: OperationDefinition<OperationId>, serv
   return async (req, res) => {
     if (!req.caller) throw new Error('operation reached without an authenticated caller');
     const path = (req.params ?? {}) as Record<string, unknown>;
+    const heardAtStart = services.memory.hot.mark();
     const scope = await loadScope(definition.scope, req.em, req.caller, path);
     const input = { path, query: req.query ?? {}, body: req.body, headers: readHeaders(req, headerNames) };
     const context: HandlerContext = {
@@ -130,9 +131,18 @@ export function bindOperation(definition: OperationDefinition<OperationId>, serv
       log: req.log,
       request: req,
       response: res,
+      memory: services.memory,
+      heardAtStart,
     };
     const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;
-    send(res, await handle(input, scope, context), services.config.validateResponses);
+    let result: unknown;
+    try {
+      result = await handle(input, scope, context);
+    } finally {
+      // what this process changed is forgotten before it answers (the database's announcement follows)
+      if (req.method !== 'GET') services.memory.hot.forget(scopeTags(scope));
+    }
+    send(res, result, services.config.validateResponses);
   };
 }
 

@@ -27,7 +27,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL: baseUrl, PORT: String(port), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
-  const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel) });
+  const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel), changes: database.changes });
   server.on('request', app);
   return {
     baseUrl,

@@ -32,12 +32,12 @@ export async function createScratchDatabaseUrl(): Promise<{ url: string; drop():
 
 export async function openTestDatabase(onQuery?: QueryObserver): Promise<Database> {
   if (databaseKind === 'pglite') {
-    const database = await openDatabase(onQuery ? { onQuery } : {});
+    const database = await openDatabase({ listen: true, ...(onQuery ? { onQuery } : {}) });
     await migrate(database.orm);
     return database;
   }
   const scratch = await createScratchDatabaseUrl();
-  const database = await openDatabase({ databaseUrl: scratch!.url, ...(onQuery ? { onQuery } : {}) });
+  const database = await openDatabase({ databaseUrl: scratch!.url, listen: true, ...(onQuery ? { onQuery } : {}) });
   await migrate(database.orm);
   return {
     ...database,

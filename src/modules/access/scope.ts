@@ -29,6 +29,8 @@ export type PageScope = {
    * a fork) the original and its team, with the caller's role in both teams. Equal stamps mean equal views.
    */
   view: { key: string; stamp: string };
+  /** The team of the note this one was forked from, if it is a fork whose original still exists. */
+  originalTeamId: number | null;
 };
 
 export type ScopeOf<S extends ScopeKind> = S extends 'team' ? TeamScope : S extends 'note' ? NoteScope : S extends 'page' ? PageScope : CallerScope;
@@ -112,7 +114,7 @@ export async function loadPageScope(em: EntityManager, caller: Caller, teamName:
     em,
     'scope_page',
     `select k.token_alive, ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}, ${aliasedColumns(em, Page, 'p')},
-            m.role as "role", om.role as "original_role",
+            m.role as "role", om.role as "original_role", o.team_id as "original_team_id",
             (select max(r.id) from revisions r where r.kind = 'n' and r.target_id = n.id) as "note_revision",
             (select max(r.id) from revisions r where r.kind = 't' and r.target_id = t.id) as "team_revision",
             (select max(r.id) from revisions r where r.kind = 'n' and r.target_id = o.id) as "original_revision",
@@ -134,7 +136,19 @@ export async function loadPageScope(em: EntityManager, caller: Caller, teamName:
     key: `${page.id}:${scope.role ?? '-'}:${row!.original_role ?? '-'}`,
     stamp: `${row!.note_revision}:${row!.team_revision}:${row!.original_revision}:${row!.original_team_revision}`,
   };
-  return { ...scope, kind: 'page', page, view };
+  return { ...scope, kind: 'page', page, view, originalTeamId: (row!.original_team_id as number | null) ?? null };
+}
+
+/** The change-feed tags of what a scope names: its note and team (hot-reads.ts). */
+export function scopeTags(scope: CallerScope | TeamScope | NoteScope | PageScope): string[] {
+  switch (scope.kind) {
+    case 'caller':
+      return [];
+    case 'team':
+      return [`t${scope.team.id}`];
+    default:
+      return [`n${scope.note.id}`, `t${scope.team.id}`];
+  }
 }
 
 /** Loads the scope an operation declares, from its path parameters. */

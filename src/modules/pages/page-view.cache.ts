@@ -12,42 +12,39 @@ const MAX_ENTRIES = 5000;
 const MAX_CHARS = 32 * 1024 * 1024;
 
 type Entry = { stamp: string; body: PageBody; chars: number };
-const views = new Map<string, Entry>();
-let totalChars = 0;
 
-function drop(key: string): void {
-  const entry = views.get(key);
-  if (!entry) return;
-  totalChars -= entry.chars;
-  views.delete(key);
-}
+export class PageViewCache {
+  readonly #views = new Map<string, Entry>();
+  #totalChars = 0;
 
-/** The presented view of the scope's page, when one was built at the stamp the scope was just loaded with. */
-export function cachedPageView(scope: PageScope): PageBody | undefined {
-  const entry = views.get(scope.view.key);
-  if (!entry) return undefined;
-  if (entry.stamp !== scope.view.stamp) {
-    drop(scope.view.key);
-    return undefined;
+  /** The presented view of the scope's page, when one was built at the stamp the scope was just loaded with. */
+  get(scope: PageScope): PageBody | undefined {
+    const entry = this.#views.get(scope.view.key);
+    if (!entry) return undefined;
+    if (entry.stamp !== scope.view.stamp) {
+      this.#drop(scope.view.key);
+      return undefined;
+    }
+    // least recently used goes first: move to the end
+    this.#views.delete(scope.view.key);
+    this.#views.set(scope.view.key, entry);
+    return entry.body;
   }
-  // least recently used goes first: move to the end
-  views.delete(scope.view.key);
-  views.set(scope.view.key, entry);
-  return entry.body;
-}
 
-/** Keeps a view presented from data read after the scope's stamp (so never older than the stamp says). */
-export function rememberPageView(scope: PageScope, body: PageBody): void {
-  const chars = serialiseOnce(body).length; // served again as this very text
-  if (chars > MAX_CHARS / 16) return;
-  drop(scope.view.key);
-  views.set(scope.view.key, { stamp: scope.view.stamp, body, chars });
-  totalChars += chars;
-  while (views.size > MAX_ENTRIES || totalChars > MAX_CHARS) drop(views.keys().next().value!);
-}
+  /** Keeps a view presented from data read after the scope's stamp (so never older than the stamp says). */
+  keep(scope: PageScope, body: PageBody): void {
+    const chars = serialiseOnce(body).length; // served again as this very text
+    if (chars > MAX_CHARS / 16) return;
+    this.#drop(scope.view.key);
+    this.#views.set(scope.view.key, { stamp: scope.view.stamp, body, chars });
+    this.#totalChars += chars;
+    while (this.#views.size > MAX_ENTRIES || this.#totalChars > MAX_CHARS) this.#drop(this.#views.keys().next().value!);
+  }
 
-/** For tests: forget every view. */
-export function clearPageViews(): void {
-  views.clear();
-  totalChars = 0;
+  #drop(key: string): void {
+    const entry = this.#views.get(key);
+    if (!entry) return;
+    this.#totalChars -= entry.chars;
+    this.#views.delete(key);
+  }
 }

@@ -1,17 +1,25 @@
 import type { Page as PageBody, PageUpdateInput } from '../../../generated/client/types.gen.ts';
 import { notFound } from '../../http/errors.ts';
 import { defineOperation, noContent, type HandlerContext } from '../../http/handler.ts';
-import { authorize, type PageScope } from '../access/scope.ts';
+import { authorize, scopeTags, type PageScope } from '../access/scope.ts';
+import { hotReadKey } from '../../http/hot-reads.ts';
+import { serialiseOnce } from '../../http/json.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
-import { cachedPageView, rememberPageView } from './page-view.cache.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
 import { checkContentSize, updatePage } from './pages.service.ts';
 import { pageIdsInOrder, type TreeOrder } from './tree.ts';
 import { createPage, deletePage } from './tree.service.ts';
 
 export const PAGES_PER_LIST_PAGE = 20;
+
+/** What a page's answer shows, as change-feed tags: its note and team, a fork's original and its team, the token. */
+function pageTags(scope: PageScope): string[] {
+  const tags = [...scopeTags(scope), `k${scope.caller.tokenId}`];
+  if (scope.note.forkedFrom) tags.push(`n${scope.note.forkedFrom.id}`, ...(scope.originalTeamId ? [`t${scope.originalTeamId}`] : []));
+  return tags;
+}
 
 const orders: Record<string, TreeOrder> = {
   position: { column: 'position', descending: false },
@@ -57,11 +65,15 @@ export const pageOperations = {
 
   /** Served from the view cache while nothing it shows has changed (page-view.cache.ts). */
   getPage: defineOperation('getPage', { scope: 'page' }, async (_input, scope, context) => {
-    context.response.setHeader('ETag', pageEtag(scope.page));
-    const cached = cachedPageView(scope);
-    if (cached) return cached;
-    const body = presentPage(await loadPageView(context.em, scope.caller.user.id, context.urls, scope.note, scope.page), context.urls);
-    rememberPageView(scope, body);
+    const etag = pageEtag(scope.page);
+    context.response.setHeader('ETag', etag);
+    const { pageViews, hot } = context.memory;
+    let body = pageViews.get(scope);
+    if (!body) {
+      body = presentPage(await loadPageView(context.em, scope.caller.user.id, context.urls, scope.note, scope.page), context.urls);
+      pageViews.keep(scope, body);
+    }
+    hot.keep(hotReadKey(scope.caller.tokenId, context.request.path), { text: serialiseOnce(body), etag, tags: pageTags(scope) }, context.heardAtStart);
     return body;
   }),
 

@@ -1,0 +1,21 @@
+// in-process latency breakdown of GET page, one request at a time
+import { startTestApp } from '../test/support/app.ts';
+import { makeScenario } from '../test/support/scenario.ts';
+import { makeNote, makePage, notePath } from '../test/support/factories.ts';
+import http from 'node:http';
+const app = await startTestApp({ NODE_ENV: 'production' });
+const s = await makeScenario(app);
+const note = await makeNote(app, s.team, s.manager.user);
+const page = await makePage(app, note, s.member, { title: 'P', content: 'x'.repeat(4000) });
+const url = new URL(`${app.baseUrl}${await notePath(app, note)}/${page.id}`);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const get = () => new Promise<void>((resolve) => http.get(url, { agent, headers: { Authorization: `Bearer ${s.member.token}` } }, (res) => { res.resume(); res.on('end', resolve); }));
+for (let i = 0; i < 200; i++) await get();
+const n = 2000; const t0 = performance.now();
+for (let i = 0; i < n; i++) await get();
+console.log('ms per request', ((performance.now() - t0) / n).toFixed(3));
+const c0 = process.cpuUsage(); const t1 = performance.now();
+for (let i = 0; i < n; i++) await get();
+const c = process.cpuUsage(c0);
+console.log('cpu ms per request (client+server, same process)', ((c.user + c.system) / 1000 / n).toFixed(3), 'wall', ((performance.now() - t1) / n).toFixed(3));
+await app.close();

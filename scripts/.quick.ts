@@ -1,0 +1,44 @@
+// quick ad-hoc load check: node /tmp/qb/quick.ts [pglite|postgres-url]
+import { readFileSync } from 'node:fs';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from '/work/main/node_modules/autocannon/autocannon.js';
+const root = '/work/main';
+const port = 3900 + Math.floor(Math.random() * 50);
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'qb-'));
+const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', PORT: String(port), DATA_DIR: dataDir, RATE_LIMIT_PER_HOUR: '10000000', ADMIN_USERNAME: 'bench', ...(process.argv[2] && process.argv[2] !== 'pglite' ? { DATABASE_URL: process.argv[2] } : {}) };
+const server = spawn(path.join(root, 'node_modules/.bin/node'), [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/qb/prof'] : []), 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+let out = '';
+await new Promise<void>((resolve) => server.stdout!.on('data', (d) => { out += d; if (out.includes('base URL')) setTimeout(resolve, 300); }));
+const token = /\n\s+(nt_\S+)/.exec(out)?.[1] ?? execFileSync('npm', ['run', '-s', 'admin', '--', 'create-token', 'bench'], { cwd: root, env }).toString().trim().split('\n').at(-1)!;
+const base = `http://127.0.0.1:${port}/api/v1`;
+const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+const post = async (url: string, body: unknown, method = 'POST') => (await fetch(base + url, { method, headers: h, body: JSON.stringify(body) })).json() as any;
+await post('/notes', { note: { title: 'Bench', team: 'bench', slug: 'b' } });
+const content = '<p>' + 'lorem ipsum dolor sit amet '.repeat(150) + '</p>';
+const parent = await post('/bench/b/pages', { page: { title: 'Parent', content } });
+const page = await post('/bench/b/pages', { page: { title: 'Page', content, parent: parent.id } });
+await post('/bench/b/pages', { page: { title: 'Child 1', content, parent: page.id } });
+await post('/bench/b/pages', { page: { title: 'Child 2', content, parent: page.id } });
+const url = `${base}/bench/b/${page.id}`;
+const bytes = Buffer.from(await (await fetch(url, { headers: h })).arrayBuffer());
+console.log('page bytes', bytes.length);
+const baseline = createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }); res.end(bytes); });
+await new Promise<void>((r) => baseline.listen(0, '127.0.0.1', r));
+const bport = (baseline.address() as any).port;
+const run = (u: string, opts: object = {}) => new Promise<any>((resolve, reject) => autocannon({ url: u, connections: Number(process.env.CONN ?? 50), duration: Number(process.env.SECS ?? 4), headers: h, ...opts }, (e: any, r: any) => e ? reject(e) : resolve(r)));
+const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) / 1024;
+for (let round = 0; round < 2; round++) {
+  const b = await run(`http://127.0.0.1:${bport}/`);
+  const s = await run(url);
+  console.log(`read: service ${s.requests.average} rps p99 ${s.latency.p99} ms errors ${s.non2xx}, baseline ${b.requests.average} rps -> ratio ${(s.requests.average / b.requests.average).toFixed(3)}`);
+}
+let n = 0;
+const w = await run(url, { method: 'PUT', setupClient: undefined, requests: [{ method: 'PUT', setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ page: { content: content + (n++) } }) }) }] });
+const bw = await run(`http://127.0.0.1:${bport}/`, { method: 'PUT', body: JSON.stringify({ page: { content } }) });
+console.log(`write one page: service ${w.requests.average} rps p99 ${w.latency.p99} errors ${w.non2xx}, baseline ${bw.requests.average} -> ${(w.requests.average / bw.requests.average).toFixed(3)}`);
+server.kill('SIGTERM'); baseline.close();
+await new Promise((r) => server.on('exit', r));
