@@ -6,7 +6,7 @@ import { LogSchema } from '../modules/logs/log.entity.ts';
 import { NoteSchema } from '../modules/notes/note.entity.ts';
 import { NotificationSchema } from '../modules/notifications/notification.entity.ts';
 import { PageSchema, PageVersionSchema } from '../modules/pages/page.entity.ts';
-import { RequestPageSchema, RequestSchema } from '../modules/requests/request.entity.ts';
+import { MergeRequestPageSchema, MergeRequestSchema } from '../modules/requests/merge-request.entity.ts';
 import { MembershipSchema, TeamSchema } from '../modules/teams/team.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
 
@@ -23,8 +23,8 @@ export const entities = [
   CommentSchema,
   AttachmentSchema,
   AttachmentBlobSchema,
-  RequestSchema,
-  RequestPageSchema,
+  MergeRequestSchema,
+  MergeRequestPageSchema,
   NotificationSchema,
   LogSchema,
 ];

@@ -5,7 +5,7 @@ import { Comment } from '../comments/comment.entity.ts';
 import { Issue } from '../issues/issue.entity.ts';
 import { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
-import { Request } from '../requests/request.entity.ts';
+import { MergeRequest } from '../requests/merge-request.entity.ts';
 import { Team } from '../teams/team.entity.ts';
 import { User } from '../users/user.entity.ts';
 
@@ -26,7 +26,7 @@ export const LogSchema = defineEntity({
     page: () => p.manyToOne(Page).nullable(),
     issue: () => p.manyToOne(Issue).nullable(),
     comment: () => p.manyToOne(Comment).nullable(),
-    request: () => p.manyToOne(Request).nullable(),
+    request: () => p.manyToOne(MergeRequest).nullable(),
     attachment: () => p.manyToOne(Attachment).nullable(),
     summary: p.json<Record<string, unknown>>().nullable(),
     createdAt: createdAt(),

@@ -4,7 +4,7 @@ import { Comment } from '../comments/comment.entity.ts';
 import { Issue } from '../issues/issue.entity.ts';
 import { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
-import { Request } from '../requests/request.entity.ts';
+import { MergeRequest } from '../requests/merge-request.entity.ts';
 import { User } from '../users/user.entity.ts';
 
 export type NotificationEvent = 'new_note' | 'mention' | 'assign' | 'comment' | 'request' | 'merge' | 'close';
@@ -22,7 +22,7 @@ export const NotificationSchema = defineEntity({
     note: () => p.manyToOne(Note),
     page: () => p.manyToOne(Page).nullable(),
     issue: () => p.manyToOne(Issue).nullable(),
-    request: () => p.manyToOne(Request).nullable(),
+    request: () => p.manyToOne(MergeRequest).nullable(),
     comment: () => p.manyToOne(Comment).nullable(),
     title: p.string().length(512),
     isRead: p.boolean().default(false),

@@ -5,11 +5,12 @@ import { Note } from '../notes/note.entity.ts';
 import { Page, PageVersion } from '../pages/page.entity.ts';
 import { User } from '../users/user.entity.ts';
 
-export type RequestStatus = 'draft' | 'opened' | 'closed' | 'merged';
+export type MergeRequestStatus = 'draft' | 'opened' | 'closed' | 'merged';
 
-// A proposal to bring page versions of a fork (`fromNote`) into its original (`toNote`).
-export const RequestSchema = defineEntity({
-  name: 'Request',
+// A proposal to bring page versions of a fork (`fromNote`) into its original (`toNote`): a "request" in the API. Named
+// MergeRequest in the code, so it is never confused with an HTTP request.
+export const MergeRequestSchema = defineEntity({
+  name: 'MergeRequest',
   tableName: 'requests',
   properties: {
     id: p.integer().primary(),
@@ -17,28 +18,28 @@ export const RequestSchema = defineEntity({
     fromNote: () => p.manyToOne(Note),
     index: p.integer(),
     user: () => p.manyToOne(User),
-    status: p.string().length(16).$type<RequestStatus>().default('opened'),
+    status: p.string().length(16).$type<MergeRequestStatus>().default('opened'),
     isWip: p.boolean().default(false),
     description: p.text().default(''),
     closedAt: p.datetime().columnType('timestamptz(0)').nullable(),
     mergedAt: p.datetime().columnType('timestamptz(0)').nullable(),
     mergedBy: () => p.manyToOne(User).nullable(),
-    pages: () => p.oneToMany(RequestPage).mappedBy('request'),
+    pages: () => p.oneToMany(MergeRequestPage).mappedBy('request'),
     attachments: () =>
       p.manyToMany(Attachment).pivotTable('request_attachments').joinColumn('request_id').inverseJoinColumn('attachment_id'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
 });
-export class Request extends RequestSchema.class {}
-RequestSchema.setClass(Request);
+export class MergeRequest extends MergeRequestSchema.class {}
+MergeRequestSchema.setClass(MergeRequest);
 
-export const RequestPageSchema = defineEntity({
-  name: 'RequestPage',
+export const MergeRequestPageSchema = defineEntity({
+  name: 'MergeRequestPage',
   tableName: 'request_pages',
   properties: {
     id: p.integer().primary(),
-    request: () => p.manyToOne(Request),
+    request: () => p.manyToOne(MergeRequest),
     note: () => p.manyToOne(Note),
     pageVersion: () => p.manyToOne(PageVersion),
     fromPage: () => p.manyToOne(Page),
@@ -50,5 +51,5 @@ export const RequestPageSchema = defineEntity({
     createdAt: createdAt(),
   },
 });
-export class RequestPage extends RequestPageSchema.class {}
-RequestPageSchema.setClass(RequestPage);
+export class MergeRequestPage extends MergeRequestPageSchema.class {}
+MergeRequestPageSchema.setClass(MergeRequestPage);
