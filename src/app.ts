@@ -6,8 +6,9 @@ import type { Config } from './config.ts';
 import type { Orm } from './db/database.ts';
 import { authenticate, forgetToken } from './http/auth.ts';
 import { silentFeed, type ChangeFeed } from './db/change-feed.ts';
-import { HotReads, serveHotReads } from './http/hot-reads.ts';
+import { FeedCache, hotReads, serveHotReads } from './http/hot-reads.ts';
 import { PageViewCache } from './modules/pages/page-view.cache.ts';
+import type { TeamMembers } from './modules/teams/teams.loader.ts';
 import { HttpError } from './http/errors.ts';
 import type { AppServices, Memory } from './http/handler.ts';
 import { stripJsonSuffix } from './http/json-suffix.ts';
@@ -39,7 +40,11 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   app.set('query parser', 'extended');
   subscribeAll();
   const urls = createUrls(config.publicUrl);
-  const memory: Memory = { pageViews: new PageViewCache(), hot: new HotReads(changes) };
+  const memory: Memory = {
+    pageViews: new PageViewCache(),
+    hot: hotReads(changes),
+    teamMembers: new FeedCache<TeamMembers>(changes, { entries: 10_000, size: 2_000_000, sizeOf: (members) => members.roles.size + 1 }),
+  };
   const services: AppServices = { config, urls, memory };
   // a token changed or deleted anywhere is looked up again at its next use
   changes.subscribe((change) => {

@@ -11,7 +11,8 @@ import type { Config } from '../config.ts';
 import type { Caller } from '../modules/access/caller.ts';
 import type { ScopeKind, ScopeOf } from '../modules/access/scope.ts';
 import type { PageViewCache } from '../modules/pages/page-view.cache.ts';
-import type { HotReads } from './hot-reads.ts';
+import type { TeamMembers } from '../modules/teams/teams.loader.ts';
+import type { FeedCache, HotReads } from './hot-reads.ts';
 import type { Logger } from './logger.ts';
 import type { Urls } from './urls.ts';
 
@@ -35,8 +36,18 @@ export type HandlerContext = {
   heardAtStart: number;
 };
 
+/**
+ * What the loaders need: where to read, how to link, what is kept in memory, and for whom. `fresh`: read everything
+ * from the database (a request that writes presents what it wrote, before the change feed has been heard).
+ */
+export type Reader = { em: EntityManager; urls: Urls; memory: Memory; callerId: number; fresh: boolean };
+
+export function readerOf(context: HandlerContext): Reader {
+  return { em: context.em, urls: context.urls, memory: context.memory, callerId: context.caller.user.id, fresh: context.request.method !== 'GET' };
+}
+
 /** What this process keeps in memory between requests (per app: two apps in one process never share it). */
-export type Memory = { pageViews: PageViewCache; hot: HotReads };
+export type Memory = { pageViews: PageViewCache; hot: HotReads; teamMembers: FeedCache<TeamMembers> };
 
 type DataOf<Id extends OperationId> = Operations[Id]['data'];
 type Part<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;

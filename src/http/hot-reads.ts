@@ -1,33 +1,33 @@
-// Answers kept whole in this process and served again without touching the database: the hot reads (a page, as
-// getPage answers it to one token). An entry is tagged with what it shows (its note and team, the original of a fork
-// and its team, the token) and dropped the moment the database announces a change to any of them (change-feed.ts),
-// or this process changes them itself. Served only while the change feed is live; an entry built from reads that
-// began before the last announcement is not kept (it might predate that change).
+// What this process keeps in memory between requests on the word of the change feed (change-feed.ts): answers and
+// presented objects tagged with what they show (`n<note>`, `t<team>`, `k<token>`), dropped the moment the database
+// announces a change to any of them, or this process changes them itself. They are used only while the feed is live,
+// and one built from reads that began before the last announcement heard is not kept (it might predate that change).
 //
 // What this gives up, stated plainly: a change committed by another process is heard here when PostgreSQL delivers
 // its notification (normally well under a millisecond after the commit); until then this process may answer with
-// the view it had. Changes made through this process, and every change on the embedded database, are heard before
-// the request that made them is answered.
+// what it had. Changes made through this process, and every change on the embedded database, are heard before the
+// request that made them is answered.
 import type { RequestHandler } from 'express';
 import type { Change, ChangeFeed } from '../db/change-feed.ts';
 
-type Entry = { text: string; etag: string; tags: readonly string[] };
-
-const MAX_ENTRIES = 10_000;
-const MAX_CHARS = 64 * 1024 * 1024;
-
-export class HotReads {
+export class FeedCache<Value> {
   readonly #feed: ChangeFeed;
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new Map<string, { value: Value; tags: readonly string[]; size: number }>();
   readonly #byTag = new Map<string, Set<string>>();
-  #chars = 0;
+  readonly #maxEntries: number;
+  readonly #maxSize: number;
+  readonly #sizeOf: (value: Value) => number;
+  #size = 0;
 
-  constructor(feed: ChangeFeed) {
+  constructor(feed: ChangeFeed, limits: { entries: number; size: number; sizeOf: (value: Value) => number }) {
     this.#feed = feed;
+    this.#maxEntries = limits.entries;
+    this.#maxSize = limits.size;
+    this.#sizeOf = limits.sizeOf;
     feed.subscribe((change) => this.#heard(change));
   }
 
-  /** Whether entries may be served and kept (the feed hears every change). */
+  /** Whether entries may be used and kept (the feed hears every change). */
   get live(): boolean {
     return this.#feed.live;
   }
@@ -37,27 +37,28 @@ export class HotReads {
     return this.#feed.heard;
   }
 
-  get(key: string): Entry | undefined {
+  get(key: string): Value | undefined {
     if (!this.#feed.live) return undefined;
     const entry = this.#entries.get(key);
-    if (entry) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-    }
-    return entry;
+    if (!entry) return undefined;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.value;
   }
 
-  keep(key: string, entry: Entry, mark: number): void {
-    if (!this.#feed.live || this.#feed.heard !== mark || entry.text.length > MAX_CHARS / 64) return;
+  keep(key: string, value: Value, tags: readonly string[], mark: number): void {
+    if (!this.#feed.live || this.#feed.heard !== mark) return;
+    const size = this.#sizeOf(value);
+    if (size > this.#maxSize / 64) return;
     this.#drop(key);
-    this.#entries.set(key, entry);
-    this.#chars += entry.text.length;
-    for (const tag of entry.tags) {
+    this.#entries.set(key, { value, tags, size });
+    this.#size += size;
+    for (const tag of tags) {
       let keys = this.#byTag.get(tag);
       if (!keys) this.#byTag.set(tag, (keys = new Set()));
       keys.add(key);
     }
-    while (this.#entries.size > MAX_ENTRIES || this.#chars > MAX_CHARS) this.#drop(this.#entries.keys().next().value!);
+    while (this.#entries.size > this.#maxEntries || this.#size > this.#maxSize) this.#drop(this.#entries.keys().next().value!);
   }
 
   /** Forgets every entry tagged with one of these (what this process itself just changed). */
@@ -69,7 +70,7 @@ export class HotReads {
     if ('everything' in change) {
       this.#entries.clear();
       this.#byTag.clear();
-      this.#chars = 0;
+      this.#size = 0;
       return;
     }
     this.forget(change.tags);
@@ -79,13 +80,21 @@ export class HotReads {
     const entry = this.#entries.get(key);
     if (!entry) return;
     this.#entries.delete(key);
-    this.#chars -= entry.text.length;
+    this.#size -= entry.size;
     for (const tag of entry.tags) {
       const keys = this.#byTag.get(tag);
       keys?.delete(key);
       if (keys?.size === 0) this.#byTag.delete(tag);
     }
   }
+}
+
+/** A hot read: an answer kept whole, as sent (a page, as getPage answers it to one token). */
+export type HotRead = { text: string; etag: string };
+export type HotReads = FeedCache<HotRead>;
+
+export function hotReads(feed: ChangeFeed): HotReads {
+  return new FeedCache<HotRead>(feed, { entries: 10_000, size: 64 * 1024 * 1024, sizeOf: (entry) => entry.text.length });
 }
 
 export function hotReadKey(tokenId: number, path: string): string {

@@ -1,6 +1,6 @@
 import type { Loaded } from '@mikro-orm/core';
 import { notFound } from '../../http/errors.ts';
-import { defineOperation, noContent, type HandlerContext } from '../../http/handler.ts';
+import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, type PageScope } from '../access/scope.ts';
 import { loadPageView } from '../pages/pages.loader.ts';
@@ -18,7 +18,7 @@ const oldestFirst = { createdAt: 'asc', id: 'asc' } as const;
 async function presentPageComments(context: HandlerContext, scope: PageScope, comments: readonly Loaded<Comment, 'user'>[]) {
   if (comments.length === 0) return [];
   const { em } = context;
-  const page = await loadPageView(em, scope.caller.user.id, context.urls, scope.note, scope.page);
+  const page = await loadPageView(readerOf(context), scope.note, scope.page);
   const views = await loadCommentViews(em, { id: scope.caller.user.id, role: scope.role }, comments, { type: 'page', page });
   return views.map((view) => presentComment(view, context.urls));
 }
@@ -43,7 +43,7 @@ export const pageCommentOperations = {
       mentions: body.mentions,
     });
     // presented from what was written: the author is the caller, the mentions the users just found
-    const page = await loadPageView(context.em, scope.caller.user.id, context.urls, scope.note, scope.page);
+    const page = await loadPageView(readerOf(context), scope.note, scope.page);
     const caller = { id: scope.caller.user.id, role: scope.role };
     return presentComment({ comment, author: scope.caller.user, mentions: mentioned, caller, target: { type: 'page', page } }, context.urls);
   }),

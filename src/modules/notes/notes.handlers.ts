@@ -1,4 +1,4 @@
-import { defineOperation, noContent, type HandlerContext } from '../../http/handler.ts';
+import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { unprocessable } from '../../http/errors.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, findTeamScope, type NoteScope } from '../access/scope.ts';
@@ -13,7 +13,7 @@ import { contributorOperations } from './contributors.handlers.ts';
 
 /** Presents a note just written, from what is loaded (no read-back of the note itself). */
 async function present(context: HandlerContext, note: Note, variant: NoteVariant) {
-  return presentNote(await loadNoteView(context.em, context.caller.user.id, note), context.urls, variant);
+  return presentNote(await loadNoteView(readerOf(context), note), context.urls, variant);
 }
 
 /** The team a note body names: one that does not exist is a valid shape naming nothing (422). */
@@ -63,7 +63,7 @@ export const noteOperations = {
       { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
-    const views = await loadNoteViews(em, caller.user.id, notes);
+    const views = await loadNoteViews(readerOf(context), notes);
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 

@@ -2,7 +2,8 @@
 // of forks, the memberships of every team involved (which also give the caller's roles), and which forks can pull.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { can } from '../access/policy.ts';
-import { membershipsOf, teamView } from '../teams/teams.loader.ts';
+import type { Reader } from '../../http/handler.ts';
+import { membersOf, teamView } from '../teams/teams.loader.ts';
 import type { TeamView } from '../teams/team.presenter.ts';
 import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
@@ -30,13 +31,14 @@ async function forksThatCanPull(em: EntityManager, forkIds: readonly number[]): 
   return new Set(rows.map((row) => row.id));
 }
 
-export async function loadNoteViews(em: EntityManager, callerId: number, notes: readonly Note[]): Promise<NoteView[]> {
+export async function loadNoteViews(reader: Reader, notes: readonly Note[]): Promise<NoteView[]> {
+  const { em, callerId } = reader;
   const originalIds = [...new Set(notes.flatMap((note) => (note.forkedFrom ? [note.forkedFrom.id] : [])))];
   const originals = originalIds.length === 0 ? [] : await em.find(Note, { id: { $in: originalIds } }, { populate: ['team'] });
   const originalsById = new Map(originals.map((original) => [original.id, original]));
   const teams = new Map<number, Team>();
   for (const note of [...notes, ...originals]) teams.set(note.team.id, note.team);
-  const memberships = await membershipsOf(em, [...teams.keys()]);
+  const memberships = await membersOf(reader, [...teams.keys()]);
   // one view per team, so a team embedded by many notes is presented once
   const views = new Map<number, TeamView>();
   const viewOf = (team: Team): TeamView => {
@@ -60,7 +62,7 @@ export async function loadNoteViews(em: EntityManager, callerId: number, notes: 
   });
 }
 
-export async function loadNoteView(em: EntityManager, callerId: number, note: Note): Promise<NoteView> {
-  const [view] = await loadNoteViews(em, callerId, [note]);
+export async function loadNoteView(reader: Reader, note: Note): Promise<NoteView> {
+  const [view] = await loadNoteViews(reader, [note]);
   return view!;
 }

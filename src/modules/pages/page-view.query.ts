@@ -1,17 +1,16 @@
 // The view of one page (what getPage and every write of a page answer) in one prepared statement: the page's
-// ancestry, parent and children, the memberships (with users) of the note's team and of the original's team for a
-// fork, the original itself and whether the fork can pull. Rows come back as JSON and are mapped to the ORM's
+// ancestry, parent and children, the original of a fork (with its team) and whether the fork can pull; the members
+// of the teams come from memory (teams.loader.ts) or one more statement. Rows come back as JSON and are mapped to the ORM's
 // entities, so the same presenters serve them (pages.loader.ts loads the same for many pages in a few queries).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { jsonColumns, preparedQuery } from '../../db/rows.ts';
 import { shared } from '../../http/json.ts';
-import type { Urls } from '../../http/urls.ts';
 import { can } from '../access/policy.ts';
 import { Note } from '../notes/note.entity.ts';
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
-import { Membership, Team } from '../teams/team.entity.ts';
-import { teamView } from '../teams/teams.loader.ts';
-import { User } from '../users/user.entity.ts';
+import type { Reader } from '../../http/handler.ts';
+import { Team } from '../teams/team.entity.ts';
+import { membersOf, teamView } from '../teams/teams.loader.ts';
 import { Page } from './page.entity.ts';
 import type { PageView } from './page.presenter.ts';
 import { joinPath } from './tree.ts';
@@ -20,7 +19,6 @@ type Row = {
   titles: string[];
   parent: Record<string, unknown> | null;
   children: Record<string, unknown>[];
-  memberships: { membership: Record<string, unknown>; user: Record<string, unknown> }[];
   original: Record<string, unknown> | null;
   original_team: Record<string, unknown> | null;
   pullable: boolean;
@@ -37,9 +35,6 @@ function statement(em: EntityManager): string {
        (select ${jsonColumns(em, Page, 'pp')} from pages pp where pp.id = (select parent_id from pages where id = $1)) as "parent",
        (select coalesce(json_agg(${jsonColumns(em, Page, 'c')} order by c.position, c.id), '[]'::json)
           from pages c where c.parent_id = $1) as "children",
-       (select coalesce(json_agg(json_build_object('membership', ${jsonColumns(em, Membership, 'm')}, 'user', ${jsonColumns(em, User, 'u')})
-                        order by m.id), '[]'::json)
-          from memberships m join users u on u.id = m.user_id where m.team_id = $2 or m.team_id = o.team_id) as "memberships",
        case when o.id is null then null else ${jsonColumns(em, Note, 'o')} end as "original",
        case when ot.id is null then null else ${jsonColumns(em, Team, 'ot')} end as "original_team",
        o.id is not null and exists (
@@ -47,28 +42,23 @@ function statement(em: EntityManager): string {
            join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
           where original_page.note_id = o.id
             and not exists (select 1 from pages fork_page
-                             where fork_page.note_id = $3 and fork_page.origin_page_id = original_page.id
+                             where fork_page.note_id = $2 and fork_page.origin_page_id = original_page.id
                                and fork_page.base_version_id = latest.id)) as "pullable"
      from (select 1) one
-     left join notes o on o.id = $4
+     left join notes o on o.id = $3
      left join teams ot on ot.id = o.team_id`;
 }
 
 /** Everything presenting the page needs, for this caller; `note` must have its team loaded. */
-export async function loadOnePageView(em: EntityManager, callerId: number, urls: Urls, note: Note, page: Page): Promise<PageView> {
+export async function loadOnePageView(reader: Reader, note: Note, page: Page): Promise<PageView> {
+  const { em, callerId, urls } = reader;
   const originalId = note.forkedFrom?.id ?? null;
-  const [row] = await preparedQuery<Row>(em, 'page_view', statement(em), [page.id, note.team.id, note.id, originalId]);
-  const users = row!.memberships.map(({ user }) => em.map(User, user as never));
-  void users; // mapped first, so each membership's user is the loaded one
-  const memberships = new Map<number, Membership[]>();
-  for (const { membership } of row!.memberships) {
-    const entity = em.map(Membership, membership as never);
-    const list = memberships.get(entity.team.id) ?? [];
-    list.push(entity);
-    memberships.set(entity.team.id, list);
-  }
-  const team = teamView(note.team, memberships, callerId);
-  const originalTeam = row!.original_team ? teamView(em.map(Team, row!.original_team as never), memberships, callerId) : undefined;
+  const [row] = await preparedQuery<Row>(em, 'page_view', statement(em), [page.id, note.id, originalId]);
+  const originalTeamEntity = row!.original_team ? em.map(Team, row!.original_team as never) : undefined;
+  // the members of both teams: from memory, or one more statement
+  const members = await membersOf(reader, [note.team.id, ...(originalTeamEntity ? [originalTeamEntity.id] : [])]);
+  const team = teamView(note.team, members, callerId);
+  const originalTeam = originalTeamEntity ? teamView(originalTeamEntity, members, callerId) : undefined;
   const original = row!.original ? em.map(Note, row!.original as never) : undefined;
   const view: NoteView = {
     note,

@@ -1,6 +1,6 @@
 import type { Page as PageBody, PageUpdateInput } from '../../../generated/client/types.gen.ts';
 import { notFound } from '../../http/errors.ts';
-import { defineOperation, noContent, type HandlerContext } from '../../http/handler.ts';
+import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { authorize, scopeTags, type PageScope } from '../access/scope.ts';
 import { hotReadKey } from '../../http/hot-reads.ts';
 import { serialiseOnce } from '../../http/json.ts';
@@ -35,7 +35,7 @@ const orders: Record<string, TreeOrder> = {
 /** Presents a page from what is loaded (after a write: the written page, no read-back of it), with its ETag. */
 export async function answerPage(context: HandlerContext, note: Note, page: Page): Promise<PageBody> {
   context.response.setHeader('ETag', pageEtag(page));
-  return presentPage(await loadPageView(context.em, context.caller.user.id, context.urls, note, page), context.urls);
+  return presentPage(await loadPageView(readerOf(context), note, page), context.urls);
 }
 
 async function update(context: HandlerContext, scope: PageScope, changes: PageUpdateInput['page'], ifMatch: string | undefined) {
@@ -59,7 +59,7 @@ export const pageOperations = {
     const shown = ids.slice(0, PAGES_PER_LIST_PAGE);
     const pages = shown.length === 0 ? [] : await em.find(Page, { id: { $in: shown } });
     const byId = new Map(pages.map((page) => [page.id, page]));
-    const views = await loadPageViews(em, caller.user.id, context.urls, note, shown.map((id) => byId.get(id)!));
+    const views = await loadPageViews(readerOf(context), note, shown.map((id) => byId.get(id)!));
     return { pages: views.map((view) => presentPage(view, context.urls)), last_page: ids.length <= PAGES_PER_LIST_PAGE };
   }),
 
@@ -70,10 +70,10 @@ export const pageOperations = {
     const { pageViews, hot } = context.memory;
     let body = pageViews.get(scope);
     if (!body) {
-      body = presentPage(await loadPageView(context.em, scope.caller.user.id, context.urls, scope.note, scope.page), context.urls);
+      body = presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls);
       pageViews.keep(scope, body);
     }
-    hot.keep(hotReadKey(scope.caller.tokenId, context.request.path), { text: serialiseOnce(body), etag, tags: pageTags(scope) }, context.heardAtStart);
+    hot.keep(hotReadKey(scope.caller.tokenId, context.request.path), { text: serialiseOnce(body), etag }, pageTags(scope), context.heardAtStart);
     return body;
   }),
 

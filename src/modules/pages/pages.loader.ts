@@ -1,8 +1,7 @@
 // What presenting pages needs, in a fixed number of queries whatever the depth of the tree and the number of pages:
 // the note (presented once), every page's ancestry (one recursive query), their children and their parents.
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { shared } from '../../http/json.ts';
-import type { Urls } from '../../http/urls.ts';
+import type { Reader } from '../../http/handler.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView } from '../notes/notes.loader.ts';
@@ -11,9 +10,10 @@ import type { PageView } from './page.presenter.ts';
 import { loadOnePageView } from './page-view.query.ts';
 import { ancestries, joinPath } from './tree.ts';
 
-export async function loadPageViews(em: EntityManager, callerId: number, urls: Urls, note: Note, pages: readonly Page[]): Promise<PageView[]> {
+export async function loadPageViews(reader: Reader, note: Note, pages: readonly Page[]): Promise<PageView[]> {
   if (pages.length === 0) return [];
-  const noteBody = shared(presentNote(await loadNoteView(em, callerId, note), urls, 'read'));
+  const { em, urls } = reader;
+  const noteBody = shared(presentNote(await loadNoteView(reader, note), urls, 'read'));
   const ids = pages.map((page) => page.id);
   const lineage = await ancestries(em, ids);
   const parentIds = [...new Set(pages.flatMap((page) => (page.parent ? [page.parent.id] : [])))];
@@ -38,6 +38,6 @@ export async function loadPageViews(em: EntityManager, callerId: number, urls: U
 }
 
 /** One page's view: one statement (page-view.query.ts). */
-export async function loadPageView(em: EntityManager, callerId: number, urls: Urls, note: Note, page: Page): Promise<PageView> {
-  return loadOnePageView(em, callerId, urls, note, page);
+export async function loadPageView(reader: Reader, note: Note, page: Page): Promise<PageView> {
+  return loadOnePageView(reader, note, page);
 }

@@ -1,6 +1,6 @@
 // The history of a page: its versions, diffs between them, restoring one.
 import { HttpError, notFound } from '../../http/errors.ts';
-import { defineOperation, type HandlerContext } from '../../http/handler.ts';
+import { defineOperation, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { shared } from '../../http/json.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, type PageScope } from '../access/scope.ts';
@@ -13,7 +13,7 @@ import { restoreVersion } from './pages.service.ts';
 import { presentVersion } from './version.presenter.ts';
 
 async function presentedPage(context: HandlerContext, scope: PageScope) {
-  return shared(presentPage(await loadPageView(context.em, scope.caller.user.id, context.urls, scope.note, scope.page), context.urls));
+  return shared(presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls));
 }
 
 async function versionByIndex(context: HandlerContext, pageId: number, index: number): Promise<PageVersion> {

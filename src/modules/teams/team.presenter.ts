@@ -2,11 +2,11 @@ import type { Team as TeamBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { Role } from '../access/policy.ts';
-import { presentUser } from '../users/user.presenter.ts';
-import type { Membership, Team } from './team.entity.ts';
+import type { Team } from './team.entity.ts';
+import type { TeamMembers } from './teams.loader.ts';
 
-/** A team with everything its presentation embeds: its memberships (users loaded, in join order) and the caller's role. */
-export type TeamView = { team: Team; memberships: readonly Membership[]; role: Role; callerId: number };
+/** A team with everything its presentation embeds: its members (presented, teams.loader.ts) and the caller's role. */
+export type TeamView = { team: Team; members: TeamMembers; role: Role; callerId: number };
 
 const presented = new WeakMap<TeamView, TeamBody>();
 
@@ -20,7 +20,7 @@ export function presentTeam(view: TeamView, urls: Urls): TeamBody {
   return body;
 }
 
-function presentTeamNow({ team, memberships, role }: TeamView, urls: Urls): TeamBody {
+function presentTeamNow({ team, members, role }: TeamView, urls: Urls): TeamBody {
   return {
     id: team.id,
     name: team.name,
@@ -31,8 +31,8 @@ function presentTeamNow({ team, memberships, role }: TeamView, urls: Urls): Team
     avatar_url: urls.teamAvatar(team.id),
     // absent when the caller is not in the team
     ...(role ? { role } : {}),
-    managers: memberships.filter((membership) => membership.role === 'manager').map((membership) => presentUser(membership.user, urls)),
-    members: memberships.filter((membership) => membership.role === 'member').map((membership) => presentUser(membership.user, urls)),
+    managers: [...members.managers],
+    members: [...members.members],
     plan: team.plan,
     model: 'team',
   };

@@ -1,5 +1,5 @@
 import { sql } from '@mikro-orm/core';
-import { defineOperation, noContent, type HandlerContext } from '../../http/handler.ts';
+import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize } from '../access/scope.ts';
 import { Note } from '../notes/note.entity.ts';
@@ -12,7 +12,7 @@ import { createTeam, deleteTeam, removeTeamUser, renameTeam, setTeamUser } from 
 
 /** Presents a team with its members as they are now (one query for the memberships). */
 async function present(context: HandlerContext, team: Team) {
-  const [view] = await loadTeamViews(context.em.fork(), context.caller.user.id, [team]);
+  const [view] = await loadTeamViews(readerOf(context), [team]);
   return presentTeam(view!, context.urls);
 }
 
@@ -26,7 +26,7 @@ export const teamOperations = {
       { orderBy: [{ isDefault: 'desc' }, { [sql.lower('name')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
-    const views = await loadTeamViews(context.em, caller.user.id, teams);
+    const views = await loadTeamViews(readerOf(context), teams);
     return views.map((view) => presentTeam(view, context.urls));
   }),
 
@@ -45,7 +45,7 @@ export const teamOperations = {
       { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
-    const views = await loadNoteViews(context.em, scope.caller.user.id, notes);
+    const views = await loadNoteViews(readerOf(context), notes);
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 

@@ -1,29 +1,77 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { Membership, type Team } from './team.entity.ts';
+// The members of teams, presented: every note embeds its team with all its users, so a list of 100 notes of a team of
+// 200 needs those 200 users once, not once per note. They are read in one statement for all the teams asked about,
+// and kept in memory per team while the change feed hears every change (hot-reads.ts; tag `t<team>`, announced when
+// a membership, the team or one of its users changes).
+import type { User as UserBody } from '../../../generated/client/types.gen.ts';
+import { aliasedColumns, preparedQuery } from '../../db/rows.ts';
+import type { Reader } from '../../http/handler.ts';
+import { presentUser, type UserFields } from '../users/user.presenter.ts';
+import { User } from '../users/user.entity.ts';
+import type { Team, TeamRole } from './team.entity.ts';
 import type { TeamView } from './team.presenter.ts';
 
-/** Memberships (with users) of many teams in one query, grouped by team id in join order. */
-export async function membershipsOf(em: EntityManager, teamIds: readonly number[]): Promise<Map<number, Membership[]>> {
-  const byTeam = new Map<number, Membership[]>();
-  const unique = [...new Set(teamIds)];
-  if (unique.length === 0) return byTeam;
-  const memberships = await em.find(Membership, { team: { $in: unique } }, { populate: ['user'], orderBy: { id: 'asc' } });
-  for (const membership of memberships) {
-    const list = byTeam.get(membership.team.id) ?? [];
-    list.push(membership);
-    byTeam.set(membership.team.id, list);
+/** A team's members as presented, managers and members each in the order they joined, and everyone's role. */
+export type TeamMembers = { roles: ReadonlyMap<number, TeamRole>; managers: readonly UserBody[]; members: readonly UserBody[] };
+
+type Row = Record<string, unknown> & { team_id: number; role: TeamRole };
+
+function userFrom(row: Row): UserFields {
+  return {
+    id: row['u.id'] as number,
+    username: row['u.username'] as string,
+    name: row['u.name'] as string,
+    lang: row['u.lang'] as string,
+    receiveEmail: row['u.receive_email'] as boolean,
+    keyboardShortcuts: row['u.keyboard_shortcuts'] as boolean,
+    options: (row['u.options'] ?? null) as UserFields['options'],
+    createdAt: new Date(row['u.created_at'] as string | Date),
+    updatedAt: new Date(row['u.updated_at'] as string | Date),
+  };
+}
+
+/** The members of each of these teams: from memory where kept, the others in one statement. */
+export async function membersOf(reader: Reader, teamIds: readonly number[]): Promise<Map<number, TeamMembers>> {
+  const result = new Map<number, TeamMembers>();
+  const cache = reader.memory.teamMembers;
+  const mark = cache.mark();
+  const missing: number[] = [];
+  for (const id of new Set(teamIds)) {
+    const kept = reader.fresh ? undefined : cache.get(String(id));
+    if (kept) result.set(id, kept);
+    else missing.push(id);
   }
-  return byTeam;
+  if (missing.length === 0) return result;
+  const rows = await preparedQuery<Row>(
+    reader.em,
+    'team_members',
+    `select m.team_id, m.role, ${aliasedColumns(reader.em, User, 'u')}
+       from memberships m join users u on u.id = m.user_id
+      where m.team_id = any($1::int[]) order by m.id`,
+    [`{${missing.join(',')}}`],
+  );
+  const building = new Map<number, { roles: Map<number, TeamRole>; managers: UserBody[]; members: UserBody[] }>();
+  for (const id of missing) building.set(id, { roles: new Map(), managers: [], members: [] });
+  for (const row of rows) {
+    const team = building.get(row.team_id)!;
+    const user = userFrom(row);
+    team.roles.set(user.id, row.role);
+    (row.role === 'manager' ? team.managers : team.members).push(presentUser(user, reader.urls));
+  }
+  for (const [id, members] of building) {
+    result.set(id, members);
+    if (!reader.fresh) cache.keep(String(id), members, [`t${id}`], mark);
+  }
+  return result;
 }
 
-/** A team's view from its memberships: the caller's role is read off them, no query of its own. */
-export function teamView(team: Team, memberships: ReadonlyMap<number, Membership[]>, callerId: number): TeamView {
-  const list = memberships.get(team.id) ?? [];
-  return { team, memberships: list, role: list.find((membership) => membership.user.id === callerId)?.role, callerId };
+/** A team's view: the caller's role is read off its members, no query of its own. */
+export function teamView(team: Team, members: ReadonlyMap<number, TeamMembers>, callerId: number): TeamView {
+  const list = members.get(team.id) ?? { roles: new Map(), managers: [], members: [] };
+  return { team, members: list, role: list.roles.get(callerId), callerId };
 }
 
-/** Everything needed to present these teams to this caller, in one query whatever their number. */
-export async function loadTeamViews(em: EntityManager, callerId: number, teams: readonly Team[]): Promise<TeamView[]> {
-  const memberships = await membershipsOf(em, teams.map((team) => team.id));
-  return teams.map((team) => teamView(team, memberships, callerId));
+/** Everything needed to present these teams to this caller, in at most one statement whatever their number. */
+export async function loadTeamViews(reader: Reader, teams: readonly Team[]): Promise<TeamView[]> {
+  const members = await membersOf(reader, teams.map((team) => team.id));
+  return teams.map((team) => teamView(team, members, reader.callerId));
 }

@@ -2,7 +2,10 @@ import type { User as UserBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { User } from './user.entity.ts';
 
-export function presentUser(user: User, urls: Urls): UserBody {
+/** What presenting a user reads: a loaded User, or the same fields read straight from a row. */
+export type UserFields = Pick<User, 'id' | 'username' | 'name' | 'lang' | 'receiveEmail' | 'keyboardShortcuts' | 'options' | 'createdAt' | 'updatedAt'>;
+
+export function presentUser(user: UserFields, urls: Urls): UserBody {
   return {
     id: user.id,
     username: user.username,

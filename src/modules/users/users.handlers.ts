@@ -1,6 +1,6 @@
 import { sql } from '@mikro-orm/core';
 import { notFound } from '../../http/errors.ts';
-import { defineOperation } from '../../http/handler.ts';
+import { defineOperation, readerOf } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { Note } from '../notes/note.entity.ts';
@@ -45,7 +45,7 @@ export const userOperations = {
       { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
-    const views = await loadNoteViews(em, caller.id, notes);
+    const views = await loadNoteViews(readerOf(context), notes);
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 
