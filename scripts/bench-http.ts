@@ -2,7 +2,11 @@
 // and on PostgreSQL, reported as ratios against a baseline measured in the same run (`make bench`):
 //   - page read and page write: service req/s ÷ the req/s of a plain express server (scripts/bench-baseline.ts)
 //     answering the same method with the same response bytes from memory;
-//   - growth: req/s of a small case ÷ req/s of its large counterpart (the service against itself);
+//   - growth: how much more the service costs, over what sending the bytes costs, for a large case than for its small
+//     counterpart: (service ÷ baseline of the small case) ÷ (service ÷ baseline of the large case), where each
+//     baseline is express answering that case's very bytes. A large case's answer is bigger (a 200-member team is 80
+//     times the bytes of a 1-member one; 100 notes of it 6.7 MB): the goal is that the service's own work does not
+//     grow with it, and the bytes' own cost is the same for both sides;
 //   - read p99 latency and the server's resident memory (VmRSS), as absolute numbers.
 // Load comes from autocannon (50 connections) in this process; rounds alternate between the sides of a case so that
 // the machine's noise (2 shared cores) falls on both. It talks to the service only over HTTP, seeds users and tokens
@@ -38,7 +42,7 @@ const RSS_GOAL_MB: Record<Database, number> = { postgres: 250, pglite: 400 };
 /** A request of a growth case: path (with {placeholders} filled from the seeded data) and who asks. */
 type Probe = { path: string; as: Caller };
 type Caller = 'bench' | 'busy' | 'solo100' | 'solo1';
-/** Growth: req/s(small) ÷ req/s(large) must stay <= goal (null: reported only). Variants shared by two rows are
+/** Growth: (service/baseline)(small) ÷ (service/baseline)(large) must stay <= goal (null: reported only). Variants shared by two rows are
  * measured once. Callers: `busy` is in the team `crowd` of 200 members with 100 notes (and its own default team, empty);
  * `solo100` has 100 notes in its default team (1 member); `solo1` has 1 note in its default team. */
 const GROWTH: { key: string; label: string; small: Probe; large: Probe; goal: number | null }[] = [
@@ -594,20 +598,26 @@ async function runDatabase(database: Database): Promise<void> {
       const rows = GROWTH.filter((row) => row.key === key);
       const probes = [...new Map(rows.flatMap((row) => [row.small, row.large]).map((probe) => [`${probe.as} ${probe.path}`, probe])).values()];
       const fill = (template: string) => template.replace(/\{(\w+)\}/g, (_, name: string) => String(seeded.ids[name]));
-      const sides = probes.map((probe): Side => {
+      // each probe twice: the service, and express answering the bytes the service answered (each answers 200 first)
+      const sides: Side[] = [];
+      for (const probe of probes) {
         const request: LoadRequest = { method: 'GET', path: fill(probe.path), headers: authorization(probe.as) };
-        return { label: `${probe.as} ${probe.path}`, target: 'service', requests: () => [request] };
-      });
-      for (const side of sides) await capture(service.baseUrl, side.requests()[0]!); // each answers 200 before it is measured
+        const canned = await capture(service.baseUrl, request);
+        sides.push({ label: `baseline ${probe.as} ${probe.path}`, target: 'baseline', requests: () => [request], canned });
+        sides.push({ label: `${probe.as} ${probe.path}`, target: 'service', requests: () => [request] });
+      }
       const results = await measure(context, sides);
-      const of = (probe: Probe) => results[probes.findIndex((candidate) => candidate === probe || (candidate.as === probe.as && candidate.path === probe.path))]!;
+      const at = (probe: Probe) => 2 * probes.findIndex((candidate) => candidate === probe || (candidate.as === probe.as && candidate.path === probe.path));
+      const of = (probe: Probe) => ({ base: results[at(probe)]!, served: results[at(probe) + 1]! });
       for (const row of rows) {
         const small = of(row.small);
         const large = of(row.large);
-        const ratio = small.requestsPerSecond / large.requestsPerSecond;
-        const failed = small.failures + large.failures > 0;
+        const smallRatio = small.served.requestsPerSecond / small.base.requestsPerSecond;
+        const largeRatio = large.served.requestsPerSecond / large.base.requestsPerSecond;
+        const ratio = smallRatio / largeRatio;
+        const failed = small.served.failures + large.served.failures > 0;
         report(database, row.label,
-          `small ${perSecond(small.requestsPerSecond)}  large ${perSecond(large.requestsPerSecond)}  ratio ${ratio.toFixed(2)}${row.goal === null ? '  (no goal)' : `  goal <= ${row.goal}`}${failed ? `  (${small.failures + large.failures} failed requests)` : ''}`,
+          `small ${perSecond(small.served.requestsPerSecond)} (x${smallRatio.toFixed(2)} of its baseline)  large ${perSecond(large.served.requestsPerSecond)} (x${largeRatio.toFixed(2)})  ratio ${ratio.toFixed(2)}${row.goal === null ? '  (no goal)' : `  goal <= ${row.goal}`}${failed ? `  (${small.served.failures + large.served.failures} failed requests)` : ''}`,
           row.goal === null ? (failed ? 'FAIL' : 'report') : ratio <= row.goal && !failed ? 'ok' : 'FAIL');
       }
     }
