@@ -22,8 +22,26 @@ export function sanitizeHtml(html: string): string {
   return sanitize(html, options);
 }
 
+// Rendering is a pure function of the text, and sanitizing is the costliest part of presenting a note (a list of 100
+// notes sanitized 100 descriptions per request): the renderings of recent descriptions are kept, least recently used
+// going first.
+const rendered = new Map<string, string>();
+const RENDERED_ENTRIES = 2000;
+const RENDERED_MAX_CHARS = 16 * 1024;
+
 export function renderDescription(description: string): string {
   if (description === '') return '';
+  const kept = rendered.get(description);
+  if (kept !== undefined) {
+    rendered.delete(description);
+    rendered.set(description, kept);
+    return kept;
+  }
   const withBreaks = description.replace(/\r\n?/g, '\n').replace(/\n/g, '<br>\n');
-  return sanitize(withBreaks, options);
+  const html = sanitize(withBreaks, options);
+  if (description.length <= RENDERED_MAX_CHARS) {
+    rendered.set(description, html);
+    if (rendered.size > RENDERED_ENTRIES) rendered.delete(rendered.keys().next().value!);
+  }
+  return html;
 }
