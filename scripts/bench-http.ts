@@ -512,7 +512,7 @@ async function measure(context: Context, sides: Side[]): Promise<SideResult[]> {
       const total = totals[index]!;
       total.responses += window.responses;
       total.seconds += window.seconds;
-      total.latencies.push(...window.latencies);
+      for (const latency of window.latencies) total.latencies.push(latency); // not push(...): a fast side records 100,000s
       total.failures += window.failures;
     }
   }
