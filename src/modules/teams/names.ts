@@ -16,12 +16,15 @@ export const reservedNames: ReadonlySet<string> = new Set([
   'pages', 'issues', 'requests', 'comments', 'histories', 'forks', 'pull', 'contributors', 'tags', 'null', 'undefined',
 ]);
 
+/** Why a name cannot be used: the error code and what to tell the client. */
+export type NameProblem = { code: 'invalid_name' | 'reserved_name'; detail: string };
+
+const INVALID = 'must be 1-39 characters of letters, digits, "_" and "-", starting with a letter or digit';
+
 /** Why `name` cannot name a team, or undefined when it can (uniqueness is checked by the caller). */
-export function teamNameProblem(name: string): string | undefined {
-  if (!teamNamePattern.test(name)) {
-    return 'must be 1-39 characters of letters, digits, "_" and "-", starting with a letter or digit';
-  }
-  if (reservedNames.has(name.toLowerCase())) return `"${name}" is reserved`;
+export function teamNameProblem(name: string): NameProblem | undefined {
+  if (!teamNamePattern.test(name)) return { code: 'invalid_name', detail: INVALID };
+  if (reservedNames.has(name.toLowerCase())) return { code: 'reserved_name', detail: `"${name}" is reserved` };
   return undefined;
 }
 
@@ -30,10 +33,8 @@ export function teamNameProblem(name: string): string | undefined {
  * through the API, so only the names that would make the default team unreachable are refused: `admin`, the
  * default first user, is a fine username.
  */
-export function usernameProblem(name: string): string | undefined {
-  if (!teamNamePattern.test(name)) {
-    return 'must be 1-39 characters of letters, digits, "_" and "-", starting with a letter or digit';
-  }
-  if (apiSegments.has(name.toLowerCase())) return `"${name}" is reserved`;
+export function usernameProblem(name: string): NameProblem | undefined {
+  if (!teamNamePattern.test(name)) return { code: 'invalid_name', detail: INVALID };
+  if (apiSegments.has(name.toLowerCase())) return { code: 'reserved_name', detail: `"${name}" is reserved` };
   return undefined;
 }

@@ -16,10 +16,7 @@ export async function findTeam(em: EntityManager, name: string): Promise<Team | 
 
 function checkName(name: string, pointer: string): void {
   const problem = teamNameProblem(name);
-  if (problem) {
-    const code = problem.endsWith('is reserved') ? 'reserved_name' : 'invalid_name';
-    throw unprocessable(code, `team name ${problem}`, [{ pointer, detail: problem }]);
-  }
+  if (problem) throw unprocessable(problem.code, `team name ${problem.detail}`, [{ pointer, detail: problem.detail }]);
 }
 
 async function lockTeam(em: EntityManager, teamId: number): Promise<void> {

@@ -23,7 +23,7 @@ export async function nameIsTaken(em: EntityManager, name: string): Promise<bool
 /** Creates a user with their default team (named after them, `is_default`, the user its manager). */
 export async function createUser(em: EntityManager, input: NewUser): Promise<User> {
   const problem = usernameProblem(input.username);
-  if (problem) throw unprocessable('invalid_name', `username ${problem}`, [{ pointer: '/username', detail: problem }]);
+  if (problem) throw unprocessable(problem.code, `username ${problem.detail}`, [{ pointer: '/username', detail: problem.detail }]);
   return em.transactional(async (tx) => {
     if (await nameIsTaken(tx, input.username)) {
       throw conflict('name_taken', `the name "${input.username}" is already taken by a user or team`);

@@ -1,0 +1,23 @@
+import { startTestApp } from '../test/support/app.ts';
+import { makeScenario } from '../test/support/scenario.ts';
+import { makeNote, makePage, notePath } from '../test/support/factories.ts';
+import http from 'node:http';
+const app = await startTestApp({ NODE_ENV: 'production' });
+const s = await makeScenario(app);
+const note = await makeNote(app, s.team, s.manager.user);
+const page = await makePage(app, note, s.member, { title: 'P', content: 'x'.repeat(4000) });
+const url = new URL(`${app.baseUrl}${await notePath(app, note)}/${page.id}`);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+let n = 0;
+const content = '<p>' + 'lorem ipsum dolor sit amet\n'.repeat(150) + '</p>';
+const put = () => new Promise<void>((resolve) => {
+  const body = JSON.stringify({ page: { content: content + (n++) } });
+  const req = http.request(url, { method: 'PUT', agent, headers: { Authorization: `Bearer ${s.member.token}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => { res.resume(); res.on('end', resolve); });
+  req.end(body);
+});
+for (let i = 0; i < 100; i++) await put();
+const N = Number(process.env.N ?? 1000); const c0 = process.cpuUsage(); const t0 = performance.now();
+for (let i = 0; i < N; i++) await put();
+const c = process.cpuUsage(c0);
+console.log('wall ms/write', ((performance.now() - t0) / N).toFixed(3), 'cpu ms/write', ((c.user + c.system) / 1000 / N).toFixed(3));
+await app.close();
