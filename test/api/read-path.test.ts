@@ -152,3 +152,25 @@ describe('the validator\'s route matchers', () => {
     expect(routeMatcherCacheSize()).toBe(compiled);
   });
 });
+
+describe('without a live change feed', () => {
+  it('never answers from memory alone: every read loads its scope', async () => {
+    const down = await startTestApp({}, { countQueries: true, feedDown: true });
+    try {
+      const t = await makeScenario(down);
+      const note = await makeNote(down, t.team, t.manager.user);
+      const page = await makePage(down, note, t.member, { title: 'Page' });
+      const url = `${await notePath(down, note)}/${page.id}`;
+      await t.member.client.get('/api/v1/me');
+      await t.member.client.get(url);
+      for (let i = 0; i < 3; i += 1) {
+        expect(await down.countQueries(async () => expect((await t.member.client.get(url)).status).toBe(200))).toBe(1);
+      }
+      // and a change made behind its back shows at once: the view kept is checked against the revisions
+      await down.em().execute('update pages set title = ? where id = ?', ['Renamed', page.id]);
+      expect((await t.member.client.get(url)).body.title).toBe('Renamed');
+    } finally {
+      await down.close();
+    }
+  });
+});

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import { openTestDatabase } from './database.ts';
+import { silentFeed } from '../../src/db/change-feed.ts';
 
 export type TestApp = {
   baseUrl: string;
@@ -19,7 +20,10 @@ export type TestApp = {
   close(): Promise<void>;
 };
 
-export async function startTestApp(env: Record<string, string> = {}, options: { countQueries?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { countQueries?: boolean; /** build the app as if its change feed were down */ feedDown?: boolean } = {},
+): Promise<TestApp> {
   let queries = 0;
   const database = await openTestDatabase(options.countQueries ? () => (queries += 1) : undefined);
   const server: Server = createServer();
@@ -27,7 +31,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL: baseUrl, PORT: String(port), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
-  const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel), changes: database.changes });
+  const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel), changes: options.feedDown ? silentFeed() : database.changes });
   server.on('request', app);
   return {
     baseUrl,
