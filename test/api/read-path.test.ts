@@ -174,3 +174,31 @@ describe('without a live change feed', () => {
     }
   });
 });
+
+describe('two server processes on one database', () => {
+  it('each drops what the other changed as soon as the change is announced', async () => {
+    const other = await startTestApp({}, { beside: app });
+    try {
+      const { url } = await pageUrl();
+      const there = new ApiClient(other.baseUrl, s.member.token);
+      expect((await there.get(url)).status).toBe(200);
+      expect((await there.get(url)).body.content).toBe('<p>page</p>');
+      const started = Date.now();
+      expect((await s.member.client.put(url, { json: { page: { content: '<p>written here</p>' } } })).status).toBe(200);
+      // the other process answers from its memory until PostgreSQL's notification arrives (at once on PGlite, where
+      // both share one session): never longer than that
+      for (;;) {
+        const answer = await there.get(url);
+        if (answer.body.content === '<p>written here</p>') break;
+        expect(Date.now() - started, 'the other process still answers the old page').toBeLessThan(2000);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      // and a membership change made there is heard here
+      const viaOther = new ApiClient(other.baseUrl, s.manager.token);
+      expect((await viaOther.post(`/api/v1/teams/${s.team.name}/users`, { json: { username: s.outsider.user.username, role: 'member' } })).status).toBe(200);
+      await readShowing(s.member, url, (body) => body.note.team.members.some((user: { id: number }) => user.id === s.outsider.user.id), true, 'the new member');
+    } finally {
+      await other.close();
+    }
+  });
+});

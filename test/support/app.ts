@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { createLogger } from '../../src/http/logger.ts';
-import { openTestDatabase } from './database.ts';
+import { openSecondConnection, openTestDatabase } from './database.ts';
 import { silentFeed } from '../../src/db/change-feed.ts';
 
 export type TestApp = {
@@ -22,10 +22,18 @@ export type TestApp = {
 
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: { countQueries?: boolean; /** build the app as if its change feed were down */ feedDown?: boolean } = {},
+  options: {
+    countQueries?: boolean;
+    /** build the app as if its change feed were down */
+    feedDown?: boolean;
+    /** a second server on the database of this one, as another process would be (its own connections and memory) */
+    beside?: TestApp;
+  } = {},
 ): Promise<TestApp> {
   let queries = 0;
-  const database = await openTestDatabase(options.countQueries ? () => (queries += 1) : undefined);
+  const database = options.beside
+    ? await openSecondConnection(options.beside.database)
+    : await openTestDatabase(options.countQueries ? () => (queries += 1) : undefined);
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

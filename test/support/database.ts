@@ -30,7 +30,18 @@ export async function createScratchDatabaseUrl(): Promise<{ url: string; drop():
   };
 }
 
-export async function openTestDatabase(onQuery?: QueryObserver): Promise<Database> {
+/** A second connection to a test database, as another server process would open it (its own pool and change feed). */
+export async function openSecondConnection(first: Database): Promise<Database & { shared: boolean }> {
+  const url = (first as TestDatabase).url;
+  // the embedded database is one session in one process: a second app shares it
+  if (!url) return { ...first, shared: true, close: async () => undefined };
+  return { ...(await openDatabase({ databaseUrl: url, listen: true })), shared: false };
+}
+
+/** A test database; on the PostgreSQL pass with the URL it lives at. */
+export type TestDatabase = Database & { url?: string };
+
+export async function openTestDatabase(onQuery?: QueryObserver): Promise<TestDatabase> {
   if (databaseKind === 'pglite') {
     const database = await openDatabase({ listen: true, ...(onQuery ? { onQuery } : {}) });
     await migrate(database.orm);
@@ -41,6 +52,7 @@ export async function openTestDatabase(onQuery?: QueryObserver): Promise<Databas
   await migrate(database.orm);
   return {
     ...database,
+    url: scratch!.url,
     async close() {
       await database.close();
       await scratch!.drop();
