@@ -1,4 +1,4 @@
-// The change feed: what the database announces on the channel `revisions` (migrations/0004): tags of the notes (n),
+// The change feed: what the database announces on the channel `revisions` (migrations/0002-revisions.sql): tags of the notes (n),
 // teams (t) and tokens (k) that changed, as each transaction commits, whichever process or tool made the change.
 // A process keeps views and tokens in memory only while its feed is live; when the feed breaks, listeners are told
 // that everything may have changed, and nothing is served from memory until it is live again.
