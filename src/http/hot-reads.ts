@@ -90,11 +90,11 @@ export class FeedCache<Value> {
 }
 
 /** A hot read: an answer kept whole, as sent (a page, as getPage answers it to one token). */
-export type HotRead = { text: string; etag: string };
+export type HotRead = { body: Buffer; etag: string };
 export type HotReads = FeedCache<HotRead>;
 
 export function hotReads(feed: ChangeFeed): HotReads {
-  return new FeedCache<HotRead>(feed, { entries: 10_000, size: 64 * 1024 * 1024, sizeOf: (entry) => entry.text.length });
+  return new FeedCache<HotRead>(feed, { entries: 10_000, size: 64 * 1024 * 1024, sizeOf: (entry) => entry.body.length });
 }
 
 export function hotReadKey(tokenId: number, path: string): string {
@@ -107,6 +107,6 @@ export function serveHotReads(hot: HotReads): RequestHandler {
     if (req.method !== 'GET' || !req.caller || !hot.live) return next();
     const entry = hot.get(hotReadKey(req.caller.tokenId, req.path));
     if (!entry) return next();
-    res.status(200).set({ 'Content-Type': 'application/json; charset=utf-8', ETag: entry.etag }).send(entry.text);
+    res.status(200).set({ 'Content-Type': 'application/json; charset=utf-8', ETag: entry.etag }).send(entry.body);
   };
 }

@@ -13,7 +13,7 @@ import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 import { inputGuard, operationParameters } from './input-guard.ts';
-import { toJson } from './json.ts';
+import { toJsonBytes } from './json.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
 
@@ -109,10 +109,10 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
     stream.body.pipe(res);
     return;
   }
-  const text = toJson(result);
-  // the response validator reads what res.json is given: outside production it gets the very text sent, parsed
-  if (validateResponses) res.status(200).json(JSON.parse(text));
-  else res.status(200).type('application/json; charset=utf-8').send(text);
+  const bytes = toJsonBytes(result);
+  // the response validator reads what res.json is given: outside production it gets the very bytes sent, parsed
+  if (validateResponses) res.status(200).json(JSON.parse(bytes.toString('utf8')));
+  else res.status(200).type('application/json; charset=utf-8').send(bytes);
 }
 
 /** Runs one operation: its declared scope is loaded (404 for a note the caller may not read), then the handler. */

@@ -73,7 +73,7 @@ export const pageOperations = {
       body = presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls);
       pageViews.keep(scope, body);
     }
-    hot.keep(hotReadKey(scope.caller.tokenId, context.request.path), { text: serialiseOnce(body), etag }, pageTags(scope), context.heardAtStart);
+    hot.keep(hotReadKey(scope.caller.tokenId, context.request.path), { body: serialiseOnce(body), etag }, pageTags(scope), context.heardAtStart);
     return body;
   }),
 
