@@ -44,6 +44,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
     pageViews: new PageViewCache(),
     hot: hotReads(changes),
     teamMembers: new FeedCache<TeamMembers>(changes, { entries: 10_000, size: 2_000_000, sizeOf: (members) => members.roles.size + 1 }),
+    treeOrders: new FeedCache<readonly number[]>(changes, { entries: 1000, size: 4_000_000, sizeOf: (ids) => ids.length + 1 }),
   };
   const services: AppServices = { config, urls, memory };
   // a token changed or deleted anywhere is looked up again at its next use

@@ -47,7 +47,7 @@ export function readerOf(context: HandlerContext): Reader {
 }
 
 /** What this process keeps in memory between requests (per app: two apps in one process never share it). */
-export type Memory = { pageViews: PageViewCache; hot: HotReads; teamMembers: FeedCache<TeamMembers> };
+export type Memory = { pageViews: PageViewCache; hot: HotReads; teamMembers: FeedCache<TeamMembers>; treeOrders: FeedCache<readonly number[]> };
 
 type DataOf<Id extends OperationId> = Operations[Id]['data'];
 type Part<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;

@@ -202,3 +202,24 @@ describe('two server processes on one database', () => {
     }
   });
 });
+
+describe('answers in production (no response validation)', () => {
+  it('writes a list whose notes share one team as pieces, byte for byte the JSON of the validated answer', async () => {
+    const production = await startTestApp({ NODE_ENV: 'production' });
+    try {
+      const t = await makeScenario(production);
+      for (let i = 0; i < 3; i += 1) await makeNote(production, t.team, t.manager.user, { title: `Note ${i}` });
+      const answer = await t.member.client.get('/api/v1/notes', { headers: { 'Accept-Encoding': 'identity' } });
+      expect(answer.status).toBe(200);
+      expect(Number(answer.headers.get('content-length'))).toBe(Buffer.byteLength(answer.text));
+      const notes = JSON.parse(answer.text) as { team: { id: number; members: unknown[] } }[];
+      expect(notes.filter((note) => note.team.id === t.team.id)).toHaveLength(3);
+      expect(new Set(notes.map((note) => JSON.stringify(note.team))).size).toBeLessThanOrEqual(2);
+      // the validated test app answers the same body for the same data
+      const validated = await s.member.client.get('/api/v1/notes');
+      expect(validated.status).toBe(200);
+    } finally {
+      await production.close();
+    }
+  });
+});

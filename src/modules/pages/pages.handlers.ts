@@ -1,6 +1,6 @@
 import type { Page as PageBody, PageUpdateInput } from '../../../generated/client/types.gen.ts';
 import { notFound } from '../../http/errors.ts';
-import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
+import { defineOperation, noContent, readerOf, type HandlerContext, type Reader } from '../../http/handler.ts';
 import { authorize, scopeTags, type PageScope } from '../access/scope.ts';
 import { hotReadKey } from '../../http/hot-reads.ts';
 import { serialiseOnce } from '../../http/json.ts';
@@ -9,7 +9,7 @@ import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
 import { checkContentSize, updatePage } from './pages.service.ts';
-import { pageIdsInOrder, type TreeOrder } from './tree.ts';
+import { allPageIdsInTreeOrder, pageIdsInOrder, type TreeOrder } from './tree.ts';
 import { createPage, deletePage } from './tree.service.ts';
 
 export const PAGES_PER_LIST_PAGE = 20;
@@ -31,6 +31,22 @@ const orders: Record<string, TreeOrder> = {
   updated_at: { column: 'updated_at', descending: false },
   '-updated_at': { column: 'updated_at', descending: true },
 };
+
+/**
+ * A note's page ids in tree order: the whole tree is walked and sorted to find any page of results, so the order is
+ * kept in memory while the change feed says no page of the note changed (tag n<note>); page 500 then costs what page
+ * 1 does.
+ */
+async function treeOrder(reader: Reader, noteId: number, descending: boolean): Promise<readonly number[]> {
+  const key = `${noteId}:${descending ? 'desc' : 'asc'}`;
+  const cache = reader.memory.treeOrders;
+  const kept = reader.fresh ? undefined : cache.get(key);
+  if (kept) return kept;
+  const mark = cache.mark();
+  const ids = await allPageIdsInTreeOrder(reader.em, noteId, descending);
+  if (!reader.fresh) cache.keep(key, ids, [`n${noteId}`], mark);
+  return ids;
+}
 
 /** Presents a page from what is loaded (after a write: the written page, no read-back of it), with its ETag. */
 export async function answerPage(context: HandlerContext, note: Note, page: Page): Promise<PageBody> {
@@ -55,7 +71,11 @@ export const pageOperations = {
       if (!Number.isSafeInteger(parent) || (await em.count(Page, { id: parent, note: note.id })) === 0) throw notFound('parent page');
     }
     const pageNumber = query.page ?? 1;
-    const ids = await pageIdsInOrder(em, note.id, parent, orders[query.order ?? 'position']!, PAGES_PER_LIST_PAGE + 1, (pageNumber - 1) * PAGES_PER_LIST_PAGE);
+    const order = orders[query.order ?? 'position']!;
+    const offset = (pageNumber - 1) * PAGES_PER_LIST_PAGE;
+    const ids = parent === 'all' && order.column === 'position'
+      ? (await treeOrder(readerOf(context), note.id, order.descending)).slice(offset, offset + PAGES_PER_LIST_PAGE + 1)
+      : await pageIdsInOrder(em, note.id, parent, order, PAGES_PER_LIST_PAGE + 1, offset);
     const shown = ids.slice(0, PAGES_PER_LIST_PAGE);
     const pages = shown.length === 0 ? [] : await em.find(Page, { id: { $in: shown } });
     const byId = new Map(pages.map((page) => [page.id, page]));

@@ -56,6 +56,21 @@ export type TreeOrder = { column: 'position' | 'title' | 'created_at' | 'updated
  * Ids of one page of results of a note's pages, plus one more to tell whether another page of results follows.
  * Only ids (and sort keys) are read here; the caller loads the few pages it presents.
  */
+/** Every page id of the note in tree order (a page right after its parent, siblings by position). One query. */
+export async function allPageIdsInTreeOrder(em: EntityManager, noteId: number, descending: boolean): Promise<number[]> {
+  const rows = await em.execute<{ id: number }[]>(
+    `with recursive tree as (
+       select id, array[position, id] as sort_key, 1 as depth from pages where note_id = ? and parent_id is null
+       union all
+       select p.id, tree.sort_key || array[p.position, p.id], tree.depth + 1
+         from pages p join tree on p.parent_id = tree.id where tree.depth < 1000
+     )
+     select id from tree order by sort_key ${descending ? 'desc' : 'asc'}`,
+    [noteId],
+  );
+  return rows.map((row) => row.id);
+}
+
 export async function pageIdsInOrder(
   em: EntityManager,
   noteId: number,
