@@ -5,6 +5,29 @@
 import { randomBytes } from 'node:crypto';
 
 const sharedObjects = new WeakSet<object>();
+// A presented object is never changed once presented, so a shared object's JSON is the same every time it is
+// serialised: kept with the object (and gone with it), an object kept across requests (a team's presented members)
+// is serialised once in its life.
+const sharedTexts = new WeakMap<object, string>();
+const sharedBuffers = new WeakMap<object, Buffer>();
+
+function sharedText(item: object): string {
+  let text = sharedTexts.get(item);
+  if (text === undefined) {
+    text = toJson(item);
+    sharedTexts.set(item, text);
+  }
+  return text;
+}
+
+function sharedBytes(item: object): Buffer {
+  let bytes = sharedBuffers.get(item);
+  if (bytes === undefined) {
+    bytes = Buffer.from(sharedText(item), 'utf8');
+    sharedBuffers.set(item, bytes);
+  }
+  return bytes;
+}
 
 /** Marks a presented object as embedded in several places of one response. */
 export function shared<T extends object>(value: T): T {
@@ -46,12 +69,12 @@ export function toJsonParts(value: unknown): Buffer[] {
   }
   const { text, shared, marker } = skeleton(value);
   if (shared.length === 0) return [Buffer.from(text, 'utf8')];
-  const sharedBytes = shared.map((item) => Buffer.from(item, 'utf8'));
+  const pieces = shared.map(sharedBytes);
   const parts: Buffer[] = [];
   const pattern = placeholderPattern(marker);
   let at = 0;
   for (const match of text.matchAll(pattern)) {
-    parts.push(Buffer.from(text.slice(at, match.index), 'utf8'), sharedBytes[Number(match[1])]!);
+    parts.push(Buffer.from(text.slice(at, match.index), 'utf8'), pieces[Number(match[1])]!);
     at = match.index + match[0].length;
   }
   parts.push(Buffer.from(text.slice(at), 'utf8'));
@@ -65,18 +88,17 @@ function placeholderPattern(marker: string): RegExp {
 }
 
 /** The value's JSON with a placeholder for each shared object at its first level, and those objects' JSON. */
-function skeleton(value: unknown): { text: string; shared: string[]; marker: string } {
+function skeleton(value: unknown): { text: string; shared: object[]; marker: string } {
   const marker = `\u0000${randomBytes(8).toString('hex')}:`;
-  const shared: string[] = [];
+  const shared: object[] = [];
   const indexes = new Map<object, number>();
   const replacer = function (this: unknown, key: string, item: unknown): unknown {
     if (key === '' || item === null || typeof item !== 'object' || !sharedObjects.has(item)) return item;
     let index = indexes.get(item);
     if (index === undefined) {
       index = shared.length;
-      shared.push(''); // reserve the slot: a shared object never contains itself
+      shared.push(item);
       indexes.set(item, index);
-      shared[index] = toJson(item);
     }
     return `${marker}${index}`;
   };
@@ -86,5 +108,5 @@ function skeleton(value: unknown): { text: string; shared: string[]; marker: str
 /** JSON.stringify, with each shared object serialised once. */
 export function toJson(value: unknown): string {
   const { text, shared, marker } = skeleton(value);
-  return shared.length === 0 ? text : text.replace(placeholderPattern(marker), (_, index: string) => shared[Number(index)]!);
+  return shared.length === 0 ? text : text.replace(placeholderPattern(marker), (_, index: string) => sharedText(shared[Number(index)]!));
 }

@@ -1,4 +1,4 @@
-import type { Team as TeamBody } from '../../../generated/client/types.gen.ts';
+import type { Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { Role } from '../access/policy.ts';
@@ -31,8 +31,9 @@ function presentTeamNow({ team, members, role }: TeamView, urls: Urls): TeamBody
     avatar_url: urls.teamAvatar(team.id),
     // absent when the caller is not in the team
     ...(role ? { role } : {}),
-    managers: [...members.managers],
-    members: [...members.members],
+    // the very lists kept for the team (never changed once presented), so their JSON is made once
+    managers: members.managers as UserBody[],
+    members: members.members as UserBody[],
     plan: team.plan,
     model: 'team',
   };

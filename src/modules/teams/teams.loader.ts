@@ -5,6 +5,7 @@
 import type { User as UserBody } from '../../../generated/client/types.gen.ts';
 import { aliasedColumns, preparedQuery } from '../../db/rows.ts';
 import type { Reader } from '../../http/handler.ts';
+import { shared } from '../../http/json.ts';
 import { presentUser, type UserFields } from '../users/user.presenter.ts';
 import { User } from '../users/user.entity.ts';
 import type { Team, TeamRole } from './team.entity.ts';
@@ -58,6 +59,9 @@ export async function membersOf(reader: Reader, teamIds: readonly number[]): Pro
     (row.role === 'manager' ? team.managers : team.members).push(presentUser(user, reader.urls));
   }
   for (const [id, members] of building) {
+    // the lists are presented once and kept: serialised once too, wherever and however often they are embedded
+    shared(members.managers);
+    shared(members.members);
     result.set(id, members);
     if (!reader.fresh) cache.keep(String(id), members, [`t${id}`], mark);
   }
