@@ -53,10 +53,9 @@ export async function subtreeHeight(em: EntityManager, pageId: number): Promise<
 export type TreeOrder = { column: 'position' | 'title' | 'created_at' | 'updated_at'; descending: boolean };
 
 /**
- * Ids of one page of results of a note's pages, plus one more to tell whether another page of results follows.
- * Only ids (and sort keys) are read here; the caller loads the few pages it presents.
+ * Every page id of the note in tree order: a page comes right after its parent, siblings by position; the sort key is
+ * the path of (position, id) pairs from the root. One query; the caller keeps the order (pages.handlers.ts).
  */
-/** Every page id of the note in tree order (a page right after its parent, siblings by position). One query. */
 export async function allPageIdsInTreeOrder(em: EntityManager, noteId: number, descending: boolean): Promise<number[]> {
   const rows = await em.execute<{ id: number }[]>(
     `with recursive tree as (
@@ -71,6 +70,11 @@ export async function allPageIdsInTreeOrder(em: EntityManager, noteId: number, d
   return rows.map((row) => row.id);
 }
 
+/**
+ * Ids of one page of results of a note's pages in a flat order (one column, or the children of one parent by
+ * position), plus one more to tell whether another page of results follows. The tree order of all pages is
+ * `allPageIdsInTreeOrder`. Only ids are read here; the caller loads the few pages it presents.
+ */
 export async function pageIdsInOrder(
   em: EntityManager,
   noteId: number,
@@ -80,21 +84,6 @@ export async function pageIdsInOrder(
   offset: number,
 ): Promise<number[]> {
   const direction = order.descending ? 'desc' : 'asc';
-  if (order.column === 'position' && parent === 'all') {
-    // tree order: a page comes right after its parent, siblings by position; the sort key is the path of
-    // (position, id) pairs from the root
-    const rows = await em.execute<{ id: number }[]>(
-      `with recursive tree as (
-         select id, array[position, id] as sort_key, 1 as depth from pages where note_id = ? and parent_id is null
-         union all
-         select p.id, tree.sort_key || array[p.position, p.id], tree.depth + 1
-           from pages p join tree on p.parent_id = tree.id where tree.depth < 1000
-       )
-       select id from tree order by sort_key ${direction} limit ? offset ?`,
-      [noteId, limit, offset],
-    );
-    return rows.map((row) => row.id);
-  }
   const filter = parent === 'all' ? '' : parent === 'root' ? 'and parent_id is null' : 'and parent_id = ?';
   const params: unknown[] = [noteId];
   if (typeof parent === 'number') params.push(parent);
