@@ -699,7 +699,7 @@ export const getRequest = <ThrowOnError extends boolean = false>(options: Option
  *
  * - 403: the caller may read the request but is neither its author nor a manager of the note's team.
  * - 404: the note does not exist or is not readable, or it has no request with this index.
- * - 409 `conflict`: the request is already merged.
+ * - 409 `invalid_state`: the request is already merged.
  *
  */
 export const openRequest = <ThrowOnError extends boolean = false>(options: Options<OpenRequestData, ThrowOnError>): RequestResult<OpenRequestResponses, OpenRequestErrors, ThrowOnError> => (options.client ?? client).put<OpenRequestResponses, OpenRequestErrors, ThrowOnError>({
@@ -717,7 +717,7 @@ export const openRequest = <ThrowOnError extends boolean = false>(options: Optio
  *
  * - 403: the caller may read the request but is neither its author nor a manager of the note's team.
  * - 404: the note does not exist or is not readable, or it has no request with this index.
- * - 409 `conflict`: the request is already merged.
+ * - 409 `invalid_state`: the request is already merged.
  *
  */
 export const closeRequest = <ThrowOnError extends boolean = false>(options: Options<CloseRequestData, ThrowOnError>): RequestResult<CloseRequestResponses, CloseRequestErrors, ThrowOnError> => (options.client ?? client).put<CloseRequestResponses, CloseRequestErrors, ThrowOnError>({
@@ -738,7 +738,7 @@ export const closeRequest = <ThrowOnError extends boolean = false>(options: Opti
  *
  * - 403: the caller may read the request but is not a manager of the note's team.
  * - 404: the note does not exist or is not readable, or it has no request with this index.
- * - 409 `merge_conflict`: pages changed on both sides; `conflict`: the request is closed or already merged.
+ * - 409 `merge_conflict`: pages changed on both sides; `invalid_state`: the request is closed or already merged.
  * - 422: the request is a work in progress (`is_wip`, `draft`); open it first.
  *
  */

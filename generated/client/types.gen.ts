@@ -802,6 +802,7 @@ export type Problem = {
      * | `still_referenced` | 409 | the object is still referred to by others |
      * | `version_conflict` | 409 | the object changed since the version the request is based on |
      * | `merge_conflict` | 409 | the changes cannot be merged without resolving conflicts |
+     * | `invalid_state` | 409 | the object's state does not allow this change (a merged request cannot be reopened) |
      * | `precondition_failed` | 412 | `If-Match` does not match the object's current `ETag` |
      * | `payload_too_large` | 413 | the body, a page's content, a comment or an upload is larger than its limit |
      * | `unsupported_media_type` | 415 | the body's `Content-Type`, charset or `Content-Encoding` is not accepted |
@@ -822,7 +823,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -1241,9 +1242,9 @@ export type CreateNoteErrors = {
     403: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -1483,9 +1484,9 @@ export type UpdateNoteViaPatchErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -1582,9 +1583,9 @@ export type UpdateNoteErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -1852,9 +1853,9 @@ export type PullForkErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -2560,6 +2561,14 @@ export type UpdatePageViaPatchErrors = {
      */
     404: Problem;
     /**
+     * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
+     *
+     */
+    409: Problem;
+    /**
      * `If-Match` does not match the current `ETag` of the page: someone changed it since the caller read it
      * (`precondition_failed`). Nothing was changed; read the page again and reapply the change.
      *
@@ -2672,6 +2681,14 @@ export type UpdatePageErrors = {
      *
      */
     404: Problem;
+    /**
+     * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
+     *
+     */
+    409: Problem;
     /**
      * `If-Match` does not match the current `ETag` of the page: someone changed it since the caller read it
      * (`precondition_failed`). Nothing was changed; read the page again and reapply the change.
@@ -4583,9 +4600,9 @@ export type OpenRequestErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -4682,9 +4699,9 @@ export type CloseRequestErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -4781,9 +4798,9 @@ export type MergeRequestErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -5308,9 +5325,9 @@ export type CreateTeamErrors = {
     403: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -5540,9 +5557,9 @@ export type UpdateTeamViaPatchErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -5633,9 +5650,9 @@ export type UpdateTeamErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -5794,9 +5811,9 @@ export type AddTeamUserErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;
@@ -5893,9 +5910,9 @@ export type RemoveTeamUserErrors = {
     404: Problem;
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
-     * demoting a team's last manager (`last_manager`), pages changed on both sides of a fork
-     * (`merge_conflict`, one `errors` entry per page), or a state change that is no longer possible
-     * (`conflict`). Nothing was changed.
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
     409: Problem;

@@ -59,7 +59,7 @@ describe('the OpenAPI document', () => {
     expect(rows.get('page content')).toEqual([`1 MiB (${config.limits.pageContentBytes.toLocaleString('en')} bytes of UTF-8)`, '413 `payload_too_large`']);
     expect(rows.get('comment')).toEqual([`64 KiB (${COMMENT_BODY_BYTES.toLocaleString('en')} bytes of UTF-8)`, '413 `payload_too_large`']);
     expect(rows.get('request body')?.[1]).toBe('413 `payload_too_large`');
-    expect(rows.get('page tree depth')).toEqual([`${config.limits.pageTreeDepth} levels`, '422 `unprocessable`']);
+    expect(rows.get('page tree depth')).toEqual([`${config.limits.pageTreeDepth} levels`, '422 `tree_too_deep`']);
     expect(rows.get('requests per token')?.[0]).toBe(`${config.rateLimitPerHour} per hour`);
   });
 });

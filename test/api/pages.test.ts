@@ -70,10 +70,12 @@ describe('createPage', () => {
     expect(big.body.code).toBe('payload_too_large');
     const foreignParent = await member.client.post(url, { json: { page: { title: 'Orphan', content: 'x', parent: foreign.id } } });
     expect(foreignParent.status).toBe(422);
+    expect(foreignParent.body.code).toBe('parent_not_found');
     let parent = await create(note, 'L1');
     for (const level of [2, 3, 4]) parent = await create(note, `L${level}`, parent.id);
     const deep = await member.client.post(url, { json: { page: { title: 'L5', content: 'x', parent: parent.id } } });
     expect(deep.status).toBe(422);
+    expect(deep.body.code).toBe('tree_too_deep');
     expect(await app.em().count(Page, { note: note.id })).toBe(4);
   });
 
@@ -211,6 +213,7 @@ describe('updatePage', () => {
     expect((await member.client.get(url(b1.id))).body.path).toBe('A / B / B1');
     const cycle = await member.client.put(url(a.id), { json: { page: { parent: b1.id } } });
     expect(cycle.status).toBe(422);
+    expect(cycle.body.code).toBe('page_cycle');
     expect((await member.client.put(url(a.id), { json: { page: { parent: a.id } } })).status).toBe(422);
     const other = await freshNote();
     const foreign = await create(other, 'Foreign');
@@ -230,6 +233,7 @@ describe('updatePage', () => {
     await create(note, 'X1', x.id);
     const answer = await member.client.put(`${base(note.slug!)}/${x.id}`, { json: { page: { parent: l3.id } } });
     expect(answer.status).toBe(422);
+    expect(answer.body.code).toBe('tree_too_deep');
     expect((await member.client.put(`${base(note.slug!)}/${x.id}`, { json: { page: { parent: l2.id } } })).status).toBe(200);
   });
 
