@@ -18,7 +18,7 @@ install: node_modules/.package-lock.json
 
 ## make run: install what is missing, migrate, start the server on the embedded database (DATA_DIR, default ./data)
 run: install docs
-	node src/server.ts
+	bash scripts/serve.sh
 
 ## make test: every check the project has (typecheck, lint, generated files fresh, the suite on PGlite and PostgreSQL)
 test: install docs

@@ -204,7 +204,7 @@ async function startService(database: { DATA_DIR?: string; DATABASE_URL?: string
     ...database,
   };
   if (!database.DATABASE_URL) delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['scripts/serve.sh'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Starts the server as `make run` does and the benchmark measures it: the project's Node with the memory settings
+# below, in place of this shell (exec: the server keeps this process id, and receives its signals directly).
+#   MALLOC_TRIM_THRESHOLD_  glibc keeps freed memory for reuse up to this much: the embedded database's start-up
+#                           (PGlite, WebAssembly) frees ~150 MB that the default dynamic threshold never returns.
+#   --max-semi-space-size   V8's young generation grows to 3 x 16-32 MB under load by default; 2 MB semi-spaces
+#                           cost nothing measurable in throughput here (make bench) and keep ~60 MB off.
+#   --max-old-space-size    the heap's ceiling (the default lets it grow lazily to hundreds of MB before collecting);
+#                           the server's caches are bounded well below it (README, "Speed").
+# Override any of them from the environment: NODE_SERVER_FLAGS replaces the Node flags.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-1048576}"
+# shellcheck disable=SC2086 # the flags are words
+exec node ${NODE_SERVER_FLAGS:---max-semi-space-size=2 --max-old-space-size=256} src/server.ts "$@"
