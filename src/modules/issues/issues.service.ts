@@ -148,9 +148,11 @@ export async function addIssueTags(em: EntityManager, actor: Actor, note: Note, 
       ]);
     }
     const now = currentTime();
+    // in one order for everyone (two additions of `a, b` and `b, a` would otherwise wait on each other's new rows)
+    const byName = [...adding].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
     await tx.execute(
-      `insert into tags (note_id, name, created_at) values ${adding.map(() => '(?, ?, ?)').join(', ')} on conflict do nothing`,
-      adding.flatMap((name) => [note.id, name, now]),
+      `insert into tags (note_id, name, created_at) values ${byName.map(() => '(?, ?, ?)').join(', ')} on conflict do nothing`,
+      byName.flatMap((name) => [note.id, name, now]),
     );
     const tags = await tx.execute<{ id: number; name: string }[]>(
       `select id, lower(name) as name from tags where note_id = ? and lower(name) in (${adding.map(() => '?').join(', ')})`,
