@@ -270,7 +270,7 @@ describe('listIssues', () => {
     expect((await anonymous(app).get(open.url)).status).toBe(401);
     expect((await outsider.client.get(closed.url)).status).toBe(404);
     expect((await reader.client.get(closed.url)).status).toBe(200);
-    for (const query of [{ state: 'done' }, { state: 'OPEN' }, { page: '0' }, { per_page: '101' }]) {
+    for (const query of [{ state: 'done' }, { state: 'OPEN' }, { page: '0' }, { per_page: '101' }] as Record<string, string>[]) {
       const answer = await member.client.get(open.url, { query });
       expect(answer.status, JSON.stringify(query)).toBe(400);
       expect(answer.body.code).toBe('validation_failed');
