@@ -177,7 +177,7 @@ describe('addIssueTags', () => {
     const other = await makeIssue(app, note, member, { title: 'other' });
     const shared = await member.client.post(`/api/v1/ops/${note.slug}/issues/${other.index}/tags`, { form: { 'tags[]': 'ZETA' } });
     expect(shared.body.tags).toEqual(['zeta']);
-    expect(await app.em().execute('select name from tags where note_id = ? order by id', [note.id])).toEqual([{ name: 'docs' }, { name: 'Ops' }, { name: 'zeta' }, { name: 'alpha' }]);
+    expect(await app.em().execute('select name from tags where note_id = ? order by lower(name)', [note.id])).toEqual([{ name: 'alpha' }, { name: 'docs' }, { name: 'Ops' }, { name: 'zeta' }]);
     const logged = await logsOf(issue.id);
     expect(logged.at(-1)).toMatchObject({ action: 'updated', summary: { changed: ['tags'] } });
   });
