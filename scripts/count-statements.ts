@@ -20,6 +20,7 @@ type State = {
   createdNotes: string[];
   createdPages: number[];
   createdComments: number[];
+  createdIssues: number[];
   extraUsers: { id: number; username: string }[];
   spareTeam: string;
   renames: number;
@@ -59,7 +60,15 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['restorePageVersion', (state) => ({ method: 'POST', path: `${NOTE}/${state.pageId}/histories/1/restore` })],
   ['listPageComments', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/comments` })],
   ['createPageComment', (state, n) => ({ method: 'POST', path: `${NOTE}/${state.pageId}/comments`, form: { 'comment[comment]': `Looks good (${n}), @member`, 'mentions[]': 'member' } })],
+  ['listIssues', () => ({ method: 'GET', path: `${NOTE}/issues?state=all` })],
+  ['getIssue', () => ({ method: 'GET', path: `${NOTE}/issues/1` })],
+  ['createIssue', (_, n) => ({ method: 'POST', path: `${NOTE}/issues`, form: { 'issue[title]': `Scratch issue ${n}`, 'issue[to_user]': 'member' } })],
+  ['updateIssue', (_, n) => ({ method: 'PATCH', path: `${NOTE}/issues/1`, form: { 'issue[is_done]': n === 0 ? 'true' : 'false' } })],
+  ['updateIssueViaPut', (_, n) => ({ method: 'PUT', path: `${NOTE}/issues/1`, form: { 'issue[title]': `Proofread the guide (${n})`, 'issue[to_user]': '' } })],
+  ['addIssueTags', (_, n) => ({ method: 'POST', path: `${NOTE}/issues/1/tags`, form: { 'tags[]': `tag${n}` } })],
+  ['listMyIssues', () => ({ method: 'GET', path: '/api/v1/my_issues?state=all' })],
   // deletes, last, of throw-away objects made above
+  ['deleteIssue', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/${state.createdIssues[n]}` })],
   ['deletePageComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.pageId}/comments/${state.createdComments[n]}` })],
   ['deletePage', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.createdPages[n]}` })],
   ['deleteNote', (state, n) => ({ method: 'DELETE', path: `/api/v1/writers/${state.createdNotes[n]}` })],
@@ -115,6 +124,8 @@ try {
   await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed</p>' } }, member.token);
   await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed twice</p>' } });
   await seed({ method: 'POST', path: `${NOTE}/${pageId}/comments`, form: { 'comment[comment]': 'First!' } }, member.token);
+  await seed({ method: 'POST', path: `${NOTE}/issues`, form: { 'issue[title]': 'Proofread the guide', 'issue[to_user]': 'manager' } }, member.token);
+  await seed({ method: 'POST', path: `${NOTE}/issues/1/tags`, form: { 'tags[]': 'docs' } }, member.token);
 
   const state: State = {
     pageId,
@@ -122,6 +133,7 @@ try {
     createdNotes: ['scratch0', 'scratch1'],
     createdPages: [],
     createdComments: [],
+    createdIssues: [],
     extraUsers: extraUsers.map(({ user }) => ({ id: user.id, username: user.username })),
     spareTeam: 'spare',
     renames: 0,
@@ -142,6 +154,7 @@ try {
       });
       if (operationId === 'createPage') state.createdPages.push(body.id as number);
       if (operationId === 'createPageComment') state.createdComments.push(body.id as number);
+      if (operationId === 'createIssue') state.createdIssues.push(body.index as number);
       if (operationId === 'updateTeam' || operationId === 'updateTeamViaPatch') state.spareTeam = `spare${(state.renames += 1)}`;
       if (n === 1) {
         statements = count;

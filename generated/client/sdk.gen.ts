@@ -468,7 +468,13 @@ export const restorePageVersion = <ThrowOnError extends boolean = false>(options
 /**
  * List the issues of a note
  *
- * The note's issues by `position`. Same visibility as `getNote` (404 otherwise).
+ * The note's issues ordered by `position`, then `index`, filtered by `state` (default `open`). Same visibility
+ * as `getNote`: anyone signed in for a note that is not private, the note's team for a private one (404
+ * otherwise). Paginated (`page`, `per_page`); a page of results costs a fixed number of statements however many
+ * issues, assignees and tags it holds.
+ *
+ * - 400: `state` is not `open`, `closed` or `all`, or bad paging.
+ * - 404: the note does not exist, or is private and the caller is not in its team.
  *
  */
 export const listIssues = <ThrowOnError extends boolean = false>(options: Options<ListIssuesData, ThrowOnError>): RequestResult<ListIssuesResponses, ListIssuesErrors, ThrowOnError> => (options.client ?? client).get<ListIssuesResponses, ListIssuesErrors, ThrowOnError>({
@@ -480,8 +486,11 @@ export const listIssues = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Create an issue
  *
- * Creates an open issue with the next `index` of the note. The assignee, if any, is notified (`assign`). Members
- * and managers of the note's team only.
+ * Creates an open issue with the next `index` of the note. Indexes count 1, 2, 3, ... per note without gaps,
+ * also under concurrent creations, and an index is never reused after a delete (a per-note counter, incremented
+ * in the creating transaction). The new issue's `position` is its `index` unless `issue[position]` is given; its
+ * `rate` is 0 unless given. The assignee, if any and not the caller, is notified (`assign`). Members and managers
+ * of the note's team only.
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
@@ -501,9 +510,11 @@ export const createIssue = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Delete an issue
  *
- * Deletes the issue and its comments. Its `index` is not reused. Members and managers of the note's team only.
+ * Deletes the issue with its comments, tags and notifications; its activity-log entries stay (they keep the
+ * issue's index and title). Its `index` is never given to another issue. The issue's creator (while a member
+ * of the note's team) or a manager of the note's team only (`can_manage`).
  *
- * - 403: the caller may read the note but is not in its team.
+ * - 403: the caller may read the note but is neither a manager of its team nor the issue's creator in it.
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
  *
  */
@@ -530,9 +541,11 @@ export const getIssue = <ThrowOnError extends boolean = false>(options: Options<
 /**
  * Update an issue
  *
- * Changes the issue; `issue[title]` is required, other fields left out keep their value. `issue[is_done]` true
- * closes the issue and false reopens it. The `label` follows the new title. A new assignee is notified
- * (`assign`). Members and managers of the note's team only.
+ * Changes the issue. Updates are partial: a field left out keeps its value (the title is required on create
+ * only), so `issue[is_done]=true` alone closes the issue and `false` reopens it. `issue[to_user]` empty, bare or
+ * null unassigns. The `label` follows the new title. A new assignee is notified (`assign`), unless it is the
+ * caller. Every member and manager of the note's team may update any issue of the note (the policy's
+ * `note.edit`); others who may read the note get 403.
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
@@ -552,8 +565,8 @@ export const updateIssue = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Update an issue (PUT)
  *
- * The same operation as `updateIssue`, for clients that send `PUT`: same body (title still required), rules and
- * answers. An addition to the original contract.
+ * The same operation as `updateIssue`, for clients that send `PUT` (the old clients do): same partial body,
+ * rules and answers. An addition to the original contract.
  *
  */
 export const updateIssueViaPut = <ThrowOnError extends boolean = false>(options: Options<UpdateIssueViaPutData, ThrowOnError>): RequestResult<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError> => (options.client ?? client).put<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError>({
@@ -621,12 +634,15 @@ export const deleteIssueComment = <ThrowOnError extends boolean = false>(options
 /**
  * Add tags to an issue
  *
- * Adds the tags the issue does not have yet, after its existing ones (form `tags[]=docs&tags[]=ops`). Members
- * and managers of the note's team only. An addition to the original contract.
+ * Adds the tags the issue does not have yet, after its existing ones (form `tags[]=docs&tags[]=ops`). Names are
+ * trimmed and matched case-insensitively; tags belong to the note (a name used on two issues of a note is one
+ * tag). An empty list (no `tags`, or a bare `tags[]`) changes nothing and answers the issue. Members and managers
+ * of the note's team only. An addition to the original contract.
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
- * - 422: the issue would have more than 100 tags.
+ * - 400: more than 100 names in one request, or a name longer than 50 characters.
+ * - 422 `too_many_tags`: the issue would have more than 100 tags; none is added.
  *
  */
 export const addIssueTags = <ThrowOnError extends boolean = false>(options: Options<AddIssueTagsData, ThrowOnError>): RequestResult<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError> => (options.client ?? client).post<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError>({
@@ -1068,7 +1084,12 @@ export const listLogs = <ThrowOnError extends boolean = false>(options?: Options
 /**
  * List the issues assigned to the caller
  *
- * Issues whose `to_user` is the caller, in notes the caller may read, most recently updated first.
+ * Issues whose `to_user` is the caller, in notes the caller may still read (not private, or of a team the caller
+ * is in), filtered by `state` (default `open`), newest first (by creation, then id). Paginated (`page`,
+ * `per_page`); a page costs a fixed number of statements however many issues and notes it holds.
+ *
+ * - 400: `state` is not `open`, `closed` or `all`, or bad paging.
+ *
  */
 export const listMyIssues = <ThrowOnError extends boolean = false>(options?: Options<ListMyIssuesData, ThrowOnError>): RequestResult<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError> => (options?.client ?? client).get<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -418,11 +418,16 @@ export type Issue = {
     created_at: string;
     updated_at: string;
     /**
-     * Sort position among the note's issues (ascending).
+     * Sort position among the note's issues: lists of a note's issues are ordered by `position`, then `index`. A new
+     * issue gets its `index` as position (after the others) unless `issue[position]` says otherwise; it changes only
+     * when a client sets it.
+     *
      */
     position: number;
     /**
-     * Priority or estimate given by the team (0 when not set).
+     * Priority or estimate given by the team, stored as sent (a double, between -1e9 and 1e9); 0 when never set.
+     * The service gives it no meaning of its own and does not sort by it.
+     *
      */
     rate: number;
     /**
@@ -443,11 +448,13 @@ export type Issue = {
      */
     html_url: string;
     /**
-     * Whether the caller may edit and delete the issue (a member or manager of the note's team).
+     * Whether the caller may delete the issue: its creator (while a member of the note's team) or a manager of
+     * the note's team. Every member of the team may edit any issue of the team's notes.
+     *
      */
     can_manage: boolean;
     /**
-     * Tag names, in the order they were added (at most 100).
+     * Tag names, in the order they were added to the issue (at most 100).
      */
     tags: Array<string>;
     /**
@@ -815,6 +822,7 @@ export type Problem = {
      * | `parent_not_found` | 422 | `page[parent]` is not a page of this note |
      * | `page_cycle` | 422 | the move would put a page under itself or one of its descendants |
      * | `tree_too_deep` | 422 | the page would be deeper than the page tree depth limit |
+     * | `too_many_tags` | 422 | the issue would have more tags than the limit (100) |
      * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
      * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
      * | `not_implemented` | 501 | the operation is described here but not built in this server version |
@@ -823,7 +831,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -1004,47 +1012,192 @@ export type CommentInput = {
 };
 
 /**
- * Body of `createIssue` and `updateIssue` (form `issue[title]`, ...); the title is required on update too.
- * Other top-level fields are ignored.
+ * Body of `createIssue` (form `issue[title]`, ...). Other top-level fields are ignored. Old clients send every field
+ * of the issue they know, computed ones too (`issue[label]`, `issue[index]`, ...): those are accepted and ignored;
+ * a name the issue does not have answers 400.
  *
  */
 export type IssueInput = {
     issue: {
         title: string;
         /**
-         * The issue's description. Null or empty clears it; absent keeps it.
+         * The issue's description (HTML is sanitized on output). Null or empty means none.
          */
         description?: string | null;
         /**
-         * Username of the assignee, who must be able to read the note (else 422). Null (or an empty form value) unassigns; absent
-         * keeps the current assignee (none on create).
+         * Username of the assignee (matched case-insensitively), who must be able to read the note: an unknown
+         * username answers 422 `unknown_user`, a user who may not read the note 422 `cannot_read_note`. Null, an
+         * empty form value or a bare `issue[to_user]` leaves the issue unassigned.
          *
          */
         to_user?: string | null;
         /**
-         * True closes the issue, false reopens it. Null or absent keeps the state (open on create).
+         * Ignored on create (a new issue is open); close it with an update.
          */
         is_done?: boolean | null;
         /**
-         * Sort position among the note's issues. Null or absent keeps it (after the last issue on create).
+         * Sort position among the note's issues. Null or absent puts the issue after the others (its `index`).
          */
         position?: number | null;
         /**
-         * Priority or estimate. Null or absent keeps it (0 on create).
+         * Priority or estimate. Null or absent is 0.
          */
         rate?: number | null;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        id?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        index?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        label?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        html_url?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        can_manage?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        tags?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        description_html?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        from_user?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        note?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        created_at?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        updated_at?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        model?: unknown;
     };
     [key: string]: unknown;
 };
 
 /**
- * Body of `addIssueTags` (form `tags[]`). Other top-level fields are ignored.
+ * Body of `updateIssue` and `updateIssueViaPut` (form `issue[title]`, ...). Updates are partial: a field left out
+ * keeps its value, so `issue[is_done]=true` alone closes the issue and `issue[is_done]=false` reopens it. Other
+ * top-level fields are ignored. Computed fields (`issue[label]`, `issue[index]`, ...) are accepted and ignored; a
+ * name the issue does not have answers 400.
+ *
+ */
+export type IssueUpdateInput = {
+    issue: {
+        /**
+         * The new title; absent keeps it (the title is required on create only).
+         */
+        title?: string;
+        /**
+         * The issue's description. Null or empty clears it; absent keeps it.
+         */
+        description?: string | null;
+        /**
+         * Username of the assignee (matched case-insensitively), who must be able to read the note: an unknown
+         * username answers 422 `unknown_user`, a user who may not read the note 422 `cannot_read_note`. Null, an
+         * empty form value or a bare `issue[to_user]` unassigns (old clients send it on every update); absent keeps
+         * the current assignee.
+         *
+         */
+        to_user?: string | null;
+        /**
+         * True closes the issue, false reopens it. Null or absent keeps the state.
+         */
+        is_done?: boolean | null;
+        /**
+         * Sort position among the note's issues. Null or absent keeps it.
+         */
+        position?: number | null;
+        /**
+         * Priority or estimate. Null or absent keeps it.
+         */
+        rate?: number | null;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        id?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        index?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        label?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        html_url?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        can_manage?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        tags?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        description_html?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        from_user?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        note?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        created_at?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        updated_at?: unknown;
+        /**
+         * Computed by the service; accepted from clients that send the whole issue back, and ignored.
+         */
+        model?: unknown;
+    };
+    [key: string]: unknown;
+};
+
+/**
+ * Body of `addIssueTags` (form `tags[]=docs&tags[]=ops`). Other top-level fields are ignored. No `tags` at all, or a
+ * bare `tags[]`, is an empty list: accepted, and nothing changes.
+ *
  */
 export type IssueTagsInput = {
     /**
-     * Tag names to add. Tags the issue already has are kept once; an issue has at most 100 tags (422 beyond).
+     * Tag names to add, each trimmed of surrounding white space; empty entries are ignored. Names match
+     * case-insensitively: a name given twice, or one the issue already has, counts once (the first spelling seen in
+     * the note is kept). Tags belong to the note: the same name on two issues of a note is one tag. An issue has at
+     * most 100 tags: an addition past that answers 422 `too_many_tags` and adds none.
+     *
      */
-    tags: Array<string>;
+    tags?: Array<string>;
     [key: string]: unknown;
 };
 
@@ -1136,7 +1289,7 @@ export type PaginationPerPage = number;
 export type TeamFilter = string;
 
 /**
- * `open`: issues not done; `closed`: issues done; `all`: both.
+ * `open` (the default): issues not done; `closed`: issues done; `all`: both. An empty value (`?state=`) is the default.
  */
 export type IssueState = 'open' | 'closed' | 'all';
 
@@ -3353,7 +3506,7 @@ export type ListIssuesData = {
     };
     query?: {
         /**
-         * `open`: issues not done; `closed`: issues done; `all`: both.
+         * `open` (the default): issues not done; `closed`: issues done; `all`: both. An empty value (`?state=`) is the default.
          */
         state?: 'open' | 'closed' | 'all';
         /**
@@ -3400,12 +3553,6 @@ export type ListIssuesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListIssuesError = ListIssuesErrors[keyof ListIssuesErrors];
@@ -3497,12 +3644,6 @@ export type CreateIssueErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateIssueError = CreateIssueErrors[keyof CreateIssueErrors];
@@ -3588,12 +3729,6 @@ export type DeleteIssueErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteIssueError = DeleteIssueErrors[keyof DeleteIssueErrors];
@@ -3666,12 +3801,6 @@ export type GetIssueErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetIssueError = GetIssueErrors[keyof GetIssueErrors];
@@ -3686,7 +3815,7 @@ export type GetIssueResponses = {
 export type GetIssueResponse = GetIssueResponses[keyof GetIssueResponses];
 
 export type UpdateIssueData = {
-    body: IssueInput;
+    body: IssueUpdateInput;
     path: {
         /**
          * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
@@ -3770,12 +3899,6 @@ export type UpdateIssueErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateIssueError = UpdateIssueErrors[keyof UpdateIssueErrors];
@@ -3790,7 +3913,7 @@ export type UpdateIssueResponses = {
 export type UpdateIssueResponse = UpdateIssueResponses[keyof UpdateIssueResponses];
 
 export type UpdateIssueViaPutData = {
-    body: IssueInput;
+    body: IssueUpdateInput;
     path: {
         /**
          * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
@@ -3874,12 +3997,6 @@ export type UpdateIssueViaPutErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type UpdateIssueViaPutError = UpdateIssueViaPutErrors[keyof UpdateIssueViaPutErrors];
@@ -4182,7 +4299,7 @@ export type DeleteIssueCommentResponses = {
 export type DeleteIssueCommentResponse = DeleteIssueCommentResponses[keyof DeleteIssueCommentResponses];
 
 export type AddIssueTagsData = {
-    body: IssueTagsInput;
+    body?: IssueTagsInput;
     path: {
         /**
          * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
@@ -4266,12 +4383,6 @@ export type AddIssueTagsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type AddIssueTagsError = AddIssueTagsErrors[keyof AddIssueTagsErrors];
@@ -6300,7 +6411,7 @@ export type ListMyIssuesData = {
     path?: never;
     query?: {
         /**
-         * `open`: issues not done; `closed`: issues done; `all`: both.
+         * `open` (the default): issues not done; `closed`: issues done; `all`: both. An empty value (`?state=`) is the default.
          */
         state?: 'open' | 'closed' | 'all';
         /**
@@ -6341,12 +6452,6 @@ export type ListMyIssuesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListMyIssuesError = ListMyIssuesErrors[keyof ListMyIssuesErrors];

@@ -2,7 +2,7 @@
 // with their originals, but everything is loaded in batches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+import { makeIssue, makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 
 let app: TestApp;
 let reader: Actor;
@@ -74,5 +74,36 @@ describe('a page read costs a fixed number of queries', () => {
     const thirdPage = await app.countQueries(() => reader.client.get(`${base}/pages`, { query: { page: '3' } }));
     expect(thirdPage).toBe(firstPage);
     expect(note.id).toBeGreaterThan(0);
+  });
+});
+
+describe('issue lists cost a fixed number of queries', () => {
+  it('whatever the number of issues, assignees, tags and notes', async () => {
+    const note = await makeNote(app, 'counter', reader.user, { slug: 'tasks' });
+    const others = [await makeUser(app), await makeUser(app)];
+    const lists = ['/api/v1/counter/tasks/issues?state=all', '/api/v1/my_issues?state=all'];
+    const measure = async () => {
+      const counts: Record<string, number> = {};
+      for (const path of lists) {
+        await reader.client.get(path);
+        counts[path] = await app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+      }
+      return counts;
+    };
+    const grow = async (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        const issue = await makeIssue(app, note, reader, { title: `issue ${i}`, to_user: i % 3 === 0 ? others[i % 2]!.user.username : 'counter' });
+        await reader.client.post(`/api/v1/counter/tasks/issues/${issue.index}/tags`, { json: { tags: [`t${i}`, 'shared'] } });
+        const elsewhere = await makeNote(app, 'counter', reader.user, { title: `elsewhere ${i}` });
+        await makeIssue(app, elsewhere, reader, { title: `there ${i}`, to_user: 'counter' });
+      }
+    };
+    await grow(2);
+    const small = await measure();
+    await grow(10);
+    const large = await measure();
+    expect((await reader.client.get(lists[1]!)).body.length).toBeGreaterThan(15);
+    expect(large).toEqual(small);
+    expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(7);
   });
 });

@@ -1,6 +1,6 @@
 // Test data written straight to the real database through the services, the way the service itself writes it; pages
 // and comments are written through the HTTP API instead (see makePage).
-import type { Comment as CommentView, Page as PageView } from '../../generated/client/types.gen.ts';
+import type { Comment as CommentView, Issue as IssueView, Page as PageView } from '../../generated/client/types.gen.ts';
 import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { Note } from '../../src/modules/notes/note.entity.ts';
 import { Membership, Team, type TeamRole } from '../../src/modules/teams/team.entity.ts';
@@ -84,6 +84,14 @@ export async function makePageComment(page: PageView, author: Actor, fields: { c
   const path = `/api/v1/${page.note.team.name}/${page.note.name}/${page.id}/comments`;
   const body = { comment: { comment: fields.comment }, ...(fields.mentions ? { mentions: fields.mentions } : {}) };
   return made('makePageComment', path, await author.client.post<CommentView>(path, { json: body }));
+}
+
+export type IssueFields = { title: string; description?: string; to_user?: string };
+
+/** An issue of `note` created by `author` (createIssue), as the API answers it. */
+export async function makeIssue(app: TestApp, note: Note, author: Actor, fields: IssueFields): Promise<IssueView> {
+  const path = `${await notePath(app, note)}/issues`;
+  return made('makeIssue', path, await author.client.post<IssueView>(path, { json: { issue: fields } }));
 }
 
 function made<T>(factory: string, path: string, answer: Answer<T>): T {

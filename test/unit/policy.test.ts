@@ -49,3 +49,16 @@ describe('comments', () => {
     expect(can('comment.delete', subject(role, callerId), { authorId })).toBe(allowed);
   });
 });
+
+describe('issues', () => {
+  it.each([
+    ['manager', 1, 2, true],
+    ['member', 1, 2, false],
+    ['member', 2, 2, true],
+    // a creator who has left the team no longer manages the issue
+    [undefined, 2, 2, false],
+    [undefined, 1, 2, false],
+  ] as const)('%s managing (deleting) an issue created by %s as user %s: %s', (role, creatorId, callerId, allowed) => {
+    expect(can('issue.manage', subject(role, callerId), { creatorId })).toBe(allowed);
+  });
+});

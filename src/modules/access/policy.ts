@@ -24,6 +24,14 @@ export const policy = {
     "only the comment's author or a manager of the note's team may delete it",
     ({ role, callerId }, comment) => comment.authorId === callerId || role === 'manager',
   ),
+  /**
+   * Deleting an issue (and `can_manage` on it): its creator while still in the note's team, or a manager of the
+   * team. Creating, editing and tagging issues is `note.edit`: every member.
+   */
+  'issue.manage': rule<{ creatorId: number }>(
+    "only the issue's creator or a manager of the note's team may delete it",
+    ({ role, callerId }, issue) => role === 'manager' || (role !== undefined && issue.creatorId === callerId),
+  ),
   /** Any signed-in user may look at a team (its members are public); `role` says whether they are in it. */
   'team.read': rule('', () => true),
   /** Members create notes in the team. */

@@ -4,6 +4,7 @@
 // subscribers: who is told of what lives with the subscriber.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Comment } from '../comments/comment.entity.ts';
+import type { Issue } from '../issues/issue.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import type { Page, PageVersion } from '../pages/page.entity.ts';
 import type { Team, TeamRole } from '../teams/team.entity.ts';
@@ -22,6 +23,14 @@ export type DomainEvent =
   | { type: 'page.deleted'; actor: Actor; note: Note; page: Page }
   | { type: 'comment.created'; actor: Actor; note: Note; comment: Comment; page: Page; mentioned: readonly Actor[] }
   | { type: 'comment.deleted'; actor: Actor; note: Note; comment: Comment }
+  /** `assignee`: the user the new issue is assigned to, if any. */
+  | { type: 'issue.created'; actor: Actor; note: Note; issue: Issue; assignee: Actor | null }
+  /**
+   * `changed`: the fields that changed (`title`, `description`, `to_user`, `position`, `rate`, and `closed` or
+   * `reopened` for `is_done`); `assignee`: the user the issue was just assigned to, when `to_user` changed to one.
+   */
+  | { type: 'issue.updated'; actor: Actor; note: Note; issue: Issue; changed: string[]; assignee: Actor | null }
+  | { type: 'issue.deleted'; actor: Actor; note: Note; issue: Issue }
   | { type: 'team.created'; actor: Actor; team: Team }
   | { type: 'team.renamed'; actor: Actor; team: Team; from: string }
   | { type: 'team.deleted'; actor: Actor; team: Team }

@@ -10,6 +10,7 @@ type Entry = {
   teamId: number | null;
   noteId?: number | null;
   pageId?: number | null;
+  issueId?: number | null;
   commentId?: number | null;
   summary: Record<string, unknown>;
 };
@@ -45,6 +46,23 @@ function entryFor(event: DomainEvent): Entry {
         commentId: event.type === 'comment.deleted' ? null : event.comment.id,
         summary: { comment_id: event.comment.id, on: event.comment.type },
       };
+    case 'issue.created':
+    case 'issue.updated':
+    case 'issue.deleted':
+      // the issue's row may go: the entry keeps its id, index and title (and what an update changed)
+      return {
+        type: 'issue',
+        action,
+        teamId: event.note.team.id,
+        noteId: event.note.id,
+        issueId: event.type === 'issue.deleted' ? null : event.issue.id,
+        summary: {
+          issue_id: event.issue.id,
+          index: event.issue.index,
+          title: event.issue.title,
+          ...(event.type === 'issue.updated' ? { changed: event.changed } : {}),
+        },
+      };
     case 'team.created':
     case 'team.renamed':
       return { type: 'team', action, teamId: event.team.id, summary: { name: event.team.name, ...(event.type === 'team.renamed' ? { from: event.from } : {}) } };
@@ -67,7 +85,7 @@ async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
     team: entry.teamId,
     note: entry.noteId ?? null,
     page: entry.pageId ?? null,
-    issue: null,
+    issue: entry.issueId ?? null,
     comment: entry.commentId ?? null,
     request: null,
     attachment: null,

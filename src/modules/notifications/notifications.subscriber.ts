@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import type { Comment } from '../comments/comment.entity.ts';
+import type { Issue } from '../issues/issue.entity.ts';
 import { subscribe, type Actor } from '../events/events.ts';
 import { PageVersion, type Page } from '../pages/page.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
@@ -68,11 +69,31 @@ async function notifyPageComment(em: EntityManager, comment: Comment, note: Note
   }
 }
 
+/** `assign`: the user an issue was just assigned to hears of it, unless they assigned it to themselves. */
+function notifyAssignee(em: EntityManager, note: Note, issue: Issue, assignee: Actor | null, actor: Actor): void {
+  if (!assignee || assignee.id === actor.id) return;
+  em.create(Notification, {
+    user: assignee.id,
+    fromUser: actor.id,
+    event: 'assign',
+    type: 'issue',
+    note: note.id,
+    page: null,
+    issue: issue.id,
+    request: null,
+    comment: null,
+    title: notificationTitle(`${actor.name || actor.username} assigned you the issue #${issue.index} "${issue.title}"`),
+  });
+}
+
 export function subscribeNotifications(): void {
   subscribe('notifications', async (em, event) => {
     switch (event.type) {
       case 'note.created':
         return notifyNewNote(em, event.note, event.actor);
+      case 'issue.created':
+      case 'issue.updated':
+        return notifyAssignee(em, event.note, event.issue, event.assignee, event.actor);
       case 'comment.created':
         return notifyPageComment(em, event.comment, event.note, event.page, event.actor, event.mentioned);
       default:

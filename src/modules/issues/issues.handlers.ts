@@ -1,0 +1,100 @@
+// The issue operations: list, show, create, update (PUT and PATCH alike), delete, add tags, and the caller's
+// assigned issues across notes. Creating, editing and tagging take `note.edit` (every member of the note's team);
+// deleting takes `issue.manage` (the creator while in the team, or a manager).
+import type { IssueUpdateInput } from '../../../generated/client/types.gen.ts';
+import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
+import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { authorize, type NoteScope } from '../access/scope.ts';
+import type { Note } from '../notes/note.entity.ts';
+import { Membership } from '../teams/team.entity.ts';
+import { Issue } from './issue.entity.ts';
+import { presentIssue } from './issue.presenter.ts';
+import { loadIssueView, loadIssueViews, requireIssueInNote, type LoadedIssue } from './issues.loader.ts';
+import { addIssueTags, createIssue, deleteIssue, updateIssue } from './issues.service.ts';
+
+type State = 'open' | 'closed' | 'all';
+
+/** `state`: open (the default) or closed issues, or all of them. */
+function stateFilter(state: State | undefined): { isDone?: boolean } {
+  if (state === 'closed') return { isDone: true };
+  if (state === 'all') return {};
+  return { isDone: false };
+}
+
+/** A note's issues in the order the team set: by position, index breaking ties. */
+const byPosition = [{ position: 'asc' }, { index: 'asc' }] as const;
+/** The caller's assigned issues: newest first. */
+const newestFirst = [{ createdAt: 'desc' }, { id: 'desc' }] as const;
+
+async function presentIssues(context: HandlerContext, issues: readonly LoadedIssue[]) {
+  const views = await loadIssueViews(readerOf(context), issues);
+  return views.map((view) => presentIssue(view, context.urls));
+}
+
+/** Presents the issue as stored now (after a write: read again, with its users and tags). */
+async function answerIssue(context: HandlerContext, note: Note, index: number) {
+  const issue = await requireIssueInNote(context.em, note.id, index);
+  return presentIssue(await loadIssueView(readerOf(context), issue), context.urls);
+}
+
+async function update(context: HandlerContext, scope: NoteScope, index: number, fields: IssueUpdateInput['issue']) {
+  const issue = await requireIssueInNote(context.em, scope.note.id, index);
+  authorize(scope, 'note.edit');
+  await updateIssue(context.em, scope.caller.user, scope.note, issue, fields);
+  return answerIssue(context, scope.note, index);
+}
+
+export const issueOperations = {
+  listIssues: defineOperation('listIssues', { scope: 'note' }, async ({ query }, scope, context) => {
+    const results = pagination(query);
+    const [issues, total] = await context.em.findAndCount(
+      Issue,
+      { note: scope.note.id, ...stateFilter(query.state) },
+      { populate: ['fromUser', 'toUser'], orderBy: [...byPosition], limit: results.perPage, offset: results.offset },
+    );
+    sendPaginationHeaders(context, results, total);
+    return presentIssues(context, issues);
+  }),
+
+  getIssue: defineOperation('getIssue', { scope: 'note' }, async ({ path }, scope, context) => answerIssue(context, scope.note, path.index)),
+
+  createIssue: defineOperation('createIssue', { scope: 'note' }, async ({ body }, scope, context) => {
+    authorize(scope, 'note.edit');
+    const issue = await createIssue(context.em, scope.caller.user, scope.note, body.issue);
+    return answerIssue(context, scope.note, issue.index);
+  }),
+
+  updateIssue: defineOperation('updateIssue', { scope: 'note' }, async ({ path, body }, scope, context) =>
+    update(context, scope, path.index, body.issue)),
+  updateIssueViaPut: defineOperation('updateIssueViaPut', { scope: 'note' }, async ({ path, body }, scope, context) =>
+    update(context, scope, path.index, body.issue)),
+
+  deleteIssue: defineOperation('deleteIssue', { scope: 'note' }, async ({ path }, scope, context) => {
+    const issue = await requireIssueInNote(context.em, scope.note.id, path.index);
+    authorize(scope, 'issue.manage', { creatorId: issue.fromUser.id });
+    await deleteIssue(context.em, scope.caller.user, scope.note, issue);
+    return noContent;
+  }),
+
+  /** An empty list (no `tags`, a bare `tags[]`) changes nothing and answers the issue. */
+  addIssueTags: defineOperation('addIssueTags', { scope: 'note' }, async ({ path, body }, scope, context) => {
+    const issue = await requireIssueInNote(context.em, scope.note.id, path.index);
+    authorize(scope, 'note.edit');
+    await addIssueTags(context.em, scope.caller.user, scope.note, issue, body?.tags ?? []);
+    return answerIssue(context, scope.note, path.index);
+  }),
+
+  /** Issues assigned to the caller in notes they may read: not private, or of a team they are in. */
+  listMyIssues: defineOperation('listMyIssues', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+    const { em } = context;
+    const teamIds = (await em.find(Membership, { user: caller.user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
+    const results = pagination(query);
+    const [issues, total] = await em.findAndCount(
+      Issue,
+      { toUser: caller.user.id, ...stateFilter(query.state), note: { $or: [{ isPrivate: false }, { team: { $in: teamIds } }] } },
+      { populate: ['note.team', 'fromUser', 'toUser'], orderBy: [...newestFirst], limit: results.perPage, offset: results.offset },
+    );
+    sendPaginationHeaders(context, results, total);
+    return presentIssues(context, issues);
+  }),
+};
