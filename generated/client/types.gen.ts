@@ -850,6 +850,9 @@ export type Problem = {
 /**
  * Body of `createNote` and `updateNote` (form: `note[title]`, `note[team]`, ...). Title and team are required on
  * update too. Other top-level fields (`utf8`, `_method`, `authenticity_token`, ...) are ignored.
+ * Fields of the note that the service computes (everything the `Note` schema has and this one does not, e.g.
+ * `note[id]`, `note[created_at]`, `note[format]`) are accepted and ignored (`x-resource`), as old clients send them back;
+ * a name the note does not have answers 400.
  *
  */
 export type NoteInput = {
@@ -933,6 +936,10 @@ export type ForkInput = {
 
 /**
  * Body of `createPage` (form `page[title]`, `page[content]`, `page[parent]`). Other top-level fields are ignored.
+ * Fields of the page that the service computes (everything the `Page` schema has and this one does not, e.g.
+ * `page[id]`, `page[created_at]`) are accepted and ignored (`x-resource`), as old clients send them back;
+ * a name the page does not have answers 400.
+ *
  */
 export type PageInput = {
     page: {
@@ -954,6 +961,9 @@ export type PageInput = {
 /**
  * Body of `updatePage` (form `page[title]`, ...). Fields left out keep their value. Other top-level fields are
  * ignored.
+ * Fields of the page that the service computes (everything the `Page` schema has and this one does not, e.g.
+ * `page[id]`, `page[created_at]`) are accepted and ignored (`x-resource`), as old clients send them back;
+ * a name the page does not have answers 400.
  *
  */
 export type PageUpdateInput = {
