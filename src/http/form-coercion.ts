@@ -20,6 +20,8 @@ type Schema = {
   oneOf?: Schema[];
   anyOf?: Schema[];
   const?: unknown;
+  /** On an input object: the name of the resource's response schema (components.schemas), whose other fields are computed. */
+  'x-resource'?: string;
 };
 type Document = { components?: { schemas?: Record<string, Schema>; requestBodies?: Record<string, unknown> } };
 

@@ -2,6 +2,9 @@
 // built yet (they answer 501). Typed by generated/operations.gen.ts, so an operation missing here, a handler for
 // another operation, or a handler whose input or output drifts from the document fails `tsc`.
 import { notBuilt, type OperationTable } from './handler.ts';
+import { logOperations } from '../modules/logs/logs.handlers.ts';
+import { notificationOperations } from '../modules/notifications/notifications.handlers.ts';
+import { noteCommentOperations } from '../modules/comments/note-comments.handlers.ts';
 import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
 import { pageOperations } from '../modules/pages/pages.handlers.ts';
@@ -15,9 +18,11 @@ export const operations: OperationTable = {
   ...noteOperations,
   ...pageOperations,
   ...pageCommentOperations,
+  ...noteCommentOperations,
+  ...notificationOperations,
+  ...logOperations,
   ...versionOperations,
   // not built yet: each later issue replaces its entries with handlers
-  listNoteComments: notBuilt, createNoteComment: notBuilt, deleteNoteComment: notBuilt,
   createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
   listIssues: notBuilt, getIssue: notBuilt, createIssue: notBuilt, updateIssue: notBuilt, updateIssueViaPut: notBuilt,
   deleteIssue: notBuilt, listIssueComments: notBuilt, createIssueComment: notBuilt, deleteIssueComment: notBuilt,
@@ -26,7 +31,6 @@ export const operations: OperationTable = {
   mergeRequest: notBuilt,
   listAttachments: notBuilt, createAttachment: notBuilt, deleteAttachment: notBuilt, downloadAttachment: notBuilt,
   getAttachment: notBuilt,
-  listNotifications: notBuilt, toggleNotification: notBuilt, toggleNotificationViaPut: notBuilt, listLogs: notBuilt,
   searchNotes: notBuilt,
 };
 

@@ -3,7 +3,7 @@
 // transaction, so the change and its consequences commit or roll back together. Services never import the
 // subscribers: who is told of what lives with the subscriber.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Comment } from '../comments/comment.entity.ts';
+import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import type { Page, PageVersion } from '../pages/page.entity.ts';
 import type { Team, TeamRole } from '../teams/team.entity.ts';
@@ -20,8 +20,8 @@ export type DomainEvent =
   | { type: 'page.updated'; actor: Actor; note: Note; page: Page; version: PageVersion | undefined; changed: string[] }
   | { type: 'page.restored'; actor: Actor; note: Note; page: Page; version: PageVersion; restored: PageVersion }
   | { type: 'page.deleted'; actor: Actor; note: Note; page: Page }
-  | { type: 'comment.created'; actor: Actor; note: Note; comment: Comment; page: Page; mentioned: readonly Actor[] }
-  | { type: 'comment.deleted'; actor: Actor; note: Note; comment: Comment }
+  | { type: 'comment.created'; actor: Actor; note: Note; comment: Comment; target: CommentedObject; mentioned: readonly Actor[] }
+  | { type: 'comment.deleted'; actor: Actor; note: Note; comment: Comment; target: CommentedObject }
   | { type: 'team.created'; actor: Actor; team: Team }
   | { type: 'team.renamed'; actor: Actor; team: Team; from: string }
   | { type: 'team.deleted'; actor: Actor; team: Team }
