@@ -20,6 +20,8 @@ type State = {
   createdNotes: string[];
   createdPages: number[];
   createdComments: number[];
+  createdNoteComments: number[];
+  notificationId: number;
   extraUsers: { id: number; username: string }[];
   spareTeam: string;
   renames: number;
@@ -59,7 +61,15 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['restorePageVersion', (state) => ({ method: 'POST', path: `${NOTE}/${state.pageId}/histories/1/restore` })],
   ['listPageComments', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/comments` })],
   ['createPageComment', (state, n) => ({ method: 'POST', path: `${NOTE}/${state.pageId}/comments`, form: { 'comment[comment]': `Looks good (${n}), @member`, 'mentions[]': 'member' } })],
+  ['listNoteComments', () => ({ method: 'GET', path: `${NOTE}/comments` })],
+  ['createNoteComment', (_, n) => ({ method: 'POST', path: `${NOTE}/comments`, form: { 'comment[comment]': `On the whole note (${n}), @member`, 'mentions[]': 'member' } })],
+  ['listNotifications', () => ({ method: 'GET', path: '/api/v1/notifications?state=all' })],
+  ['toggleNotification', (state) => ({ method: 'PATCH', path: `/api/v1/notifications/${state.notificationId}` })],
+  ['toggleNotificationViaPut', (state) => ({ method: 'PUT', path: `/api/v1/notifications/${state.notificationId}` })],
+  ['markNotificationsRead', () => ({ method: 'POST', path: '/api/v1/notifications/read' })],
+  ['listLogs', () => ({ method: 'GET', path: '/api/v1/logs' })],
   // deletes, last, of throw-away objects made above
+  ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],
   ['deletePageComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.pageId}/comments/${state.createdComments[n]}` })],
   ['deletePage', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.createdPages[n]}` })],
   ['deleteNote', (state, n) => ({ method: 'DELETE', path: `/api/v1/writers/${state.createdNotes[n]}` })],
@@ -115,6 +125,8 @@ try {
   await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed</p>' } }, member.token);
   await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed twice</p>' } });
   await seed({ method: 'POST', path: `${NOTE}/${pageId}/comments`, form: { 'comment[comment]': 'First!' } }, member.token);
+  await seed({ method: 'POST', path: `${NOTE}/comments`, form: { 'comment[comment]': 'Hello @manager', 'mentions[]': 'manager' } }, member.token);
+  const notifications = await fetch(`${app.baseUrl}/api/v1/notifications`, { headers: { Authorization: `Bearer ${manager.token}` } }).then((response) => response.json()) as { id: number }[];
 
   const state: State = {
     pageId,
@@ -122,6 +134,8 @@ try {
     createdNotes: ['scratch0', 'scratch1'],
     createdPages: [],
     createdComments: [],
+    createdNoteComments: [],
+    notificationId: notifications[0]!.id,
     extraUsers: extraUsers.map(({ user }) => ({ id: user.id, username: user.username })),
     spareTeam: 'spare',
     renames: 0,
@@ -142,6 +156,7 @@ try {
       });
       if (operationId === 'createPage') state.createdPages.push(body.id as number);
       if (operationId === 'createPageComment') state.createdComments.push(body.id as number);
+      if (operationId === 'createNoteComment') state.createdNoteComments.push(body.id as number);
       if (operationId === 'updateTeam' || operationId === 'updateTeamViaPatch') state.spareTeam = `spare${(state.renames += 1)}`;
       if (n === 1) {
         statements = count;
