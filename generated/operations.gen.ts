@@ -54,6 +54,7 @@ export type Operations = {
   listUsernames: { method: 'get'; path: '/api/v1/usernames'; data: Types.ListUsernamesData; responses: Types.ListUsernamesResponses };
   listUserNotes: { method: 'get'; path: '/api/v1/users/{username}/notes'; data: Types.ListUserNotesData; responses: Types.ListUserNotesResponses };
   listUsers: { method: 'get'; path: '/api/v1/users'; data: Types.ListUsersData; responses: Types.ListUsersResponses };
+  markNotificationsRead: { method: 'post'; path: '/api/v1/notifications/read'; data: Types.MarkNotificationsReadData; responses: Types.MarkNotificationsReadResponses };
   mergeRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/merge'; data: Types.MergeRequestData; responses: Types.MergeRequestResponses };
   openRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/open'; data: Types.OpenRequestData; responses: Types.OpenRequestResponses };
   pullFork: { method: 'post'; path: '/api/v1/{team}/{note}/pull'; data: Types.PullForkData; responses: Types.PullForkResponses };
@@ -127,6 +128,7 @@ export const operationList = [
   { id: 'listUsernames', method: 'get', path: '/api/v1/usernames' },
   { id: 'listUserNotes', method: 'get', path: '/api/v1/users/{username}/notes' },
   { id: 'listUsers', method: 'get', path: '/api/v1/users' },
+  { id: 'markNotificationsRead', method: 'post', path: '/api/v1/notifications/read' },
   { id: 'mergeRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/merge' },
   { id: 'openRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/open' },
   { id: 'pullFork', method: 'post', path: '/api/v1/{team}/{note}/pull' },

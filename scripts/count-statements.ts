@@ -21,6 +21,8 @@ type State = {
   createdPages: number[];
   createdComments: number[];
   createdIssues: number[];
+  createdNoteComments: number[];
+  notificationId: number;
   extraUsers: { id: number; username: string }[];
   spareTeam: string;
   renames: number;
@@ -69,6 +71,15 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['listMyIssues', () => ({ method: 'GET', path: '/api/v1/my_issues?state=all' })],
   // deletes, last, of throw-away objects made above
   ['deleteIssue', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/${state.createdIssues[n]}` })],
+  ['listNoteComments', () => ({ method: 'GET', path: `${NOTE}/comments` })],
+  ['createNoteComment', (_, n) => ({ method: 'POST', path: `${NOTE}/comments`, form: { 'comment[comment]': `On the whole note (${n}), @member`, 'mentions[]': 'member' } })],
+  ['listNotifications', () => ({ method: 'GET', path: '/api/v1/notifications?state=all' })],
+  ['toggleNotification', (state) => ({ method: 'PATCH', path: `/api/v1/notifications/${state.notificationId}` })],
+  ['toggleNotificationViaPut', (state) => ({ method: 'PUT', path: `/api/v1/notifications/${state.notificationId}` })],
+  ['markNotificationsRead', () => ({ method: 'POST', path: '/api/v1/notifications/read' })],
+  ['listLogs', () => ({ method: 'GET', path: '/api/v1/logs' })],
+  // deletes, last, of throw-away objects made above
+  ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],
   ['deletePageComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.pageId}/comments/${state.createdComments[n]}` })],
   ['deletePage', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.createdPages[n]}` })],
   ['deleteNote', (state, n) => ({ method: 'DELETE', path: `/api/v1/writers/${state.createdNotes[n]}` })],
@@ -126,6 +137,8 @@ try {
   await seed({ method: 'POST', path: `${NOTE}/${pageId}/comments`, form: { 'comment[comment]': 'First!' } }, member.token);
   await seed({ method: 'POST', path: `${NOTE}/issues`, form: { 'issue[title]': 'Proofread the guide', 'issue[to_user]': 'manager' } }, member.token);
   await seed({ method: 'POST', path: `${NOTE}/issues/1/tags`, form: { 'tags[]': 'docs' } }, member.token);
+  await seed({ method: 'POST', path: `${NOTE}/comments`, form: { 'comment[comment]': 'Hello @manager', 'mentions[]': 'manager' } }, member.token);
+  const notifications = await fetch(`${app.baseUrl}/api/v1/notifications`, { headers: { Authorization: `Bearer ${manager.token}` } }).then((response) => response.json()) as { id: number }[];
 
   const state: State = {
     pageId,
@@ -134,6 +147,8 @@ try {
     createdPages: [],
     createdComments: [],
     createdIssues: [],
+    createdNoteComments: [],
+    notificationId: notifications[0]!.id,
     extraUsers: extraUsers.map(({ user }) => ({ id: user.id, username: user.username })),
     spareTeam: 'spare',
     renames: 0,
@@ -155,6 +170,7 @@ try {
       if (operationId === 'createPage') state.createdPages.push(body.id as number);
       if (operationId === 'createPageComment') state.createdComments.push(body.id as number);
       if (operationId === 'createIssue') state.createdIssues.push(body.index as number);
+      if (operationId === 'createNoteComment') state.createdNoteComments.push(body.id as number);
       if (operationId === 'updateTeam' || operationId === 'updateTeamViaPatch') state.spareTeam = `spare${(state.renames += 1)}`;
       if (n === 1) {
         statements = count;

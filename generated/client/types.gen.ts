@@ -49,6 +49,17 @@ export type User = {
 };
 
 /**
+ * Optional body of `markNotificationsRead` (form `team=...`). Other fields are ignored.
+ */
+export type MarkReadInput = {
+    /**
+     * Only notifications about notes of this team (team name); empty or absent means every team.
+     */
+    team?: string | null;
+    [key: string]: unknown;
+};
+
+/**
  * The user's interface language.
  */
 export type Lang = {
@@ -726,7 +737,9 @@ export type Notification = {
 
 /**
  * An entry of the activity log: one change a user made. The object named by `type` is embedded as it is now,
- * and absent when it has since been deleted; `note` is also present for everything inside a note.
+ * and absent when it has since been deleted (or cannot be presented yet); `note` is also present for everything
+ * inside a note. `title` always says what the object was, from a summary kept with the entry, so the entry of a
+ * deleted page or note still reads "alice deleted the page "Deploy"".
  *
  */
 export type Log = {
@@ -750,9 +763,17 @@ export type Log = {
      */
     type: 'note' | 'page' | 'issue' | 'comment' | 'request' | 'attachment' | 'team';
     /**
-     * What was done to the object. An addition to the original contract.
+     * What was done to the object. An addition to the original contract. `move`: a page moved to another parent;
+     * `add_user`, `update_user` (role changed), `remove_user`: memberships of a `team`.
+     *
      */
-    action: 'create' | 'update' | 'delete' | 'restore' | 'fork' | 'pull' | 'open' | 'close' | 'merge' | 'add_user' | 'remove_user';
+    action: 'create' | 'update' | 'delete' | 'restore' | 'move' | 'fork' | 'pull' | 'open' | 'close' | 'merge' | 'add_user' | 'update_user' | 'remove_user';
+    /**
+     * Human-readable summary of the change in the reader's language, naming the user and the object as it was
+     * then ("alice updated the page "Deploy""). An addition to the original contract.
+     *
+     */
+    title: string;
     /**
      * The changed note, or the note the changed object belongs to.
      */
@@ -858,6 +879,9 @@ export type Problem = {
 /**
  * Body of `createNote` and `updateNote` (form: `note[title]`, `note[team]`, ...). Title and team are required on
  * update too. Other top-level fields (`utf8`, `_method`, `authenticity_token`, ...) are ignored.
+ * Fields of the note that the service computes (everything the `Note` schema has and this one does not, e.g.
+ * `note[id]`, `note[created_at]`, `note[format]`) are accepted and ignored (`x-resource`), as old clients send them back;
+ * a name the note does not have answers 400.
  *
  */
 export type NoteInput = {
@@ -941,6 +965,10 @@ export type ForkInput = {
 
 /**
  * Body of `createPage` (form `page[title]`, `page[content]`, `page[parent]`). Other top-level fields are ignored.
+ * Fields of the page that the service computes (everything the `Page` schema has and this one does not, e.g.
+ * `page[id]`, `page[created_at]`) are accepted and ignored (`x-resource`), as old clients send them back;
+ * a name the page does not have answers 400.
+ *
  */
 export type PageInput = {
     page: {
@@ -962,6 +990,9 @@ export type PageInput = {
 /**
  * Body of `updatePage` (form `page[title]`, ...). Fields left out keep their value. Other top-level fields are
  * ignored.
+ * Fields of the page that the service computes (everything the `Page` schema has and this one does not, e.g.
+ * `page[id]`, `page[created_at]`) are accepted and ignored (`x-resource`), as old clients send them back;
+ * a name the page does not have answers 400.
  *
  */
 export type PageUpdateInput = {
@@ -2118,12 +2149,6 @@ export type ListNoteCommentsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListNoteCommentsError = ListNoteCommentsErrors[keyof ListNoteCommentsErrors];
@@ -2215,12 +2240,6 @@ export type CreateNoteCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateNoteCommentError = CreateNoteCommentErrors[keyof CreateNoteCommentErrors];
@@ -2305,12 +2324,6 @@ export type DeleteNoteCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteNoteCommentError = DeleteNoteCommentErrors[keyof DeleteNoteCommentErrors];
@@ -6350,6 +6363,14 @@ export type ListLogsData = {
     path?: never;
     query?: {
         /**
+         * Only return items that belong to this team (team name). A name that matches no team gives `[]`.
+         */
+        team?: string;
+        /**
+         * Only entries about this note or what is inside it (a note id; one the caller may not read gives `[]`).
+         */
+        note_id?: number;
+        /**
          * Page of results to return, starting at 1. A page past the end returns `[]`.
          */
         page?: number;
@@ -6387,12 +6408,6 @@ export type ListLogsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListLogsError = ListLogsErrors[keyof ListLogsErrors];
@@ -6657,12 +6672,6 @@ export type ListNotificationsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListNotificationsError = ListNotificationsErrors[keyof ListNotificationsErrors];
@@ -6675,6 +6684,81 @@ export type ListNotificationsResponses = {
 };
 
 export type ListNotificationsResponse = ListNotificationsResponses[keyof ListNotificationsResponses];
+
+export type MarkNotificationsReadData = {
+    body?: MarkReadInput;
+    path?: never;
+    query?: {
+        /**
+         * Only return items that belong to this team (team name). A name that matches no team gives `[]`.
+         */
+        team?: string;
+    };
+    url: '/api/v1/notifications/read';
+};
+
+export type MarkNotificationsReadErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * The request body is larger than allowed: 2 MiB in general, 25 MiB for an attachment upload
+     * (`payload_too_large`). Nothing was changed.
+     *
+     */
+    413: Problem;
+    /**
+     * The body's `Content-Type` is not one this operation accepts (`unsupported_media_type`).
+     *
+     */
+    415: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type MarkNotificationsReadError = MarkNotificationsReadErrors[keyof MarkNotificationsReadErrors];
+
+export type MarkNotificationsReadResponses = {
+    /**
+     * How many notifications were marked read.
+     */
+    200: {
+        /**
+         * Number of notifications that were unread and are now read.
+         */
+        marked: number;
+        model: 'notifications_read';
+    };
+};
+
+export type MarkNotificationsReadResponse = MarkNotificationsReadResponses[keyof MarkNotificationsReadResponses];
 
 export type ToggleNotificationData = {
     body?: never;
@@ -6735,12 +6819,6 @@ export type ToggleNotificationErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ToggleNotificationError = ToggleNotificationErrors[keyof ToggleNotificationErrors];
@@ -6813,12 +6891,6 @@ export type ToggleNotificationViaPutErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ToggleNotificationViaPutError = ToggleNotificationViaPutErrors[keyof ToggleNotificationViaPutErrors];

@@ -2,6 +2,11 @@
 // value where an array is meant. This step runs after the validator has matched the operation and before it
 // validates the body, and reshapes the body along the operation's own request schema, so the OpenAPI document stays
 // the only description of what each field is.
+//
+// Old clients also send back every field of a resource they know, computed ones included (`note[format]=html`,
+// `note[id]`, `note[html_url]`). An input object marked `x-resource: Note` accepts the fields of that response
+// schema it does not declare itself and drops them here (they are the service's to compute); a name the resource
+// does not have at all still reaches the validator and answers 400.
 import type { RequestHandler } from 'express';
 import { HttpError } from './errors.ts';
 
@@ -15,6 +20,8 @@ type Schema = {
   oneOf?: Schema[];
   anyOf?: Schema[];
   const?: unknown;
+  /** On an input object: the name of the resource's response schema (components.schemas), whose other fields are computed. */
+  'x-resource'?: string;
 };
 type Document = { components?: { schemas?: Record<string, Schema>; requestBodies?: Record<string, unknown> } };
 
@@ -66,6 +73,8 @@ export function coerce(document: Document, value: unknown, schemaRef: Schema | u
   const schema = resolve(document, schemaRef);
   if (!schema) return value;
   const types = typesOf(document, schema);
+  // a bare key or an empty value where a list is meant (`tags%5B%5D`, `tags=`) is an empty list
+  if (types.has('array') && (value === '' || (Array.isArray(value) && value.length === 1 && value[0] === ''))) return [];
   if (value === '' && !types.has('string')) return types.has('null') ? null : REMOVE;
   if (value === '' && types.has('null')) return null;
   if (types.has('integer') && !types.has('string') && typeof value === 'string' && !DECIMAL.test(value)) {
@@ -93,6 +102,7 @@ export function coerce(document: Document, value: unknown, schemaRef: Schema | u
   if (types.has('object') && value && typeof value === 'object' && !Array.isArray(value)) {
     const { properties, required } = propertiesOf(document, schema);
     const result: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    for (const name of computedFields(document, schema, properties)) delete result[name];
     for (const [name, propertySchema] of Object.entries(properties)) {
       if (!(name in result)) continue;
       const coerced = coerce(document, result[name], propertySchema, `${pointer}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, problems);
@@ -106,6 +116,20 @@ export function coerce(document: Document, value: unknown, schemaRef: Schema | u
     return result;
   }
   return value;
+}
+
+const computedCache = new WeakMap<Schema, Set<string>>();
+
+/** The fields of the response schema named by `x-resource` that the input object does not declare. */
+function computedFields(document: Document, schema: Schema, declared: Record<string, Schema>): Set<string> {
+  let computed = computedCache.get(schema);
+  if (!computed) {
+    const resource = schema['x-resource'] ? document.components?.schemas?.[schema['x-resource']] : undefined;
+    const all = resource ? Object.keys(propertiesOf(document, resource).properties) : [];
+    computed = new Set(all.filter((name) => !(name in declared)));
+    computedCache.set(schema, computed);
+  }
+  return computed;
 }
 
 function propertiesOrItems(document: Document, schema: Schema): Schema | undefined {

@@ -7,6 +7,9 @@
 // - An integer path or query parameter is written in decimal digits. ajv's type coercion reads `0x2`, `1e0`, ` 2`
 //   and `Infinity` as numbers, and a JSON Schema `pattern` never applies to a number, so `/pages/0x2` would be page
 //   2. Anything else answers 404 in the path and 400 in the query. The range (minimum/maximum) is the document's.
+// - An empty query value is an absent parameter (design.md, "Wire habits": old clients send `?team=&type=` and
+//   `?page=&parent=all`): `name=` and a bare `name` are dropped from the query before anything validates it, on
+//   every operation, so no schema has to allow `''` and a default applies as if the parameter were not sent.
 import type { Request, RequestHandler } from 'express';
 import { HttpError, type FieldError } from './errors.ts';
 import { resolve } from './form-coercion.ts';
@@ -74,10 +77,23 @@ function pointersWithNul(root: unknown, limit = 10): string[] {
   return found;
 }
 
+/** The query without its empty values (`a=`, a bare `a`, or `a[]=` alone): those parameters count as not sent. */
+export function withoutEmptyValues(query: Record<string, unknown>): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (value === '' || (Array.isArray(value) && value.every((item) => item === ''))) continue;
+    kept[name] = value;
+  }
+  return kept;
+}
+
 export function inputGuard(document: Document): RequestHandler {
   return (req, _res, next) => {
     const metadata = (req as unknown as { openapi?: RouteMetadata }).openapi;
     if (!metadata?.openApiRoute) return next();
+    // Express 5 parses `req.query` afresh on each read: an own property keeps the cleaned object (the validator's
+    // coercion then writes into this same object, which the handler reads)
+    Object.defineProperty(req, 'query', { value: withoutEmptyValues(req.query as Record<string, unknown>), writable: true, configurable: true, enumerable: true });
     const parameters = operationParameters(document, metadata.openApiRoute, req.method);
 
     const pathErrors: FieldError[] = [];

@@ -3,6 +3,9 @@
 // another operation, or a handler whose input or output drifts from the document fails `tsc`.
 import { notBuilt, type OperationTable } from './handler.ts';
 import { issueOperations } from '../modules/issues/issues.handlers.ts';
+import { logOperations } from '../modules/logs/logs.handlers.ts';
+import { notificationOperations } from '../modules/notifications/notifications.handlers.ts';
+import { noteCommentOperations } from '../modules/comments/note-comments.handlers.ts';
 import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
 import { pageOperations } from '../modules/pages/pages.handlers.ts';
@@ -16,17 +19,18 @@ export const operations: OperationTable = {
   ...noteOperations,
   ...pageOperations,
   ...pageCommentOperations,
+  ...noteCommentOperations,
+  ...notificationOperations,
+  ...logOperations,
   ...versionOperations,
   ...issueOperations,
   // not built yet: each later issue replaces its entries with handlers
-  listNoteComments: notBuilt, createNoteComment: notBuilt, deleteNoteComment: notBuilt,
   createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
   listIssueComments: notBuilt, createIssueComment: notBuilt, deleteIssueComment: notBuilt,
   listRequests: notBuilt, getRequest: notBuilt, createRequest: notBuilt, openRequest: notBuilt, closeRequest: notBuilt,
   mergeRequest: notBuilt,
   listAttachments: notBuilt, createAttachment: notBuilt, deleteAttachment: notBuilt, downloadAttachment: notBuilt,
   getAttachment: notBuilt,
-  listNotifications: notBuilt, toggleNotification: notBuilt, toggleNotificationViaPut: notBuilt, listLogs: notBuilt,
   searchNotes: notBuilt,
 };
 

@@ -45,11 +45,11 @@ describe('domain events', () => {
     expect((await s.manager.client.delete(url)).status).toBe(204);
     const entries = await app.em().find(Log, { team: s.team.id }, { orderBy: { id: 'asc' } });
     expect(entries.map((entry) => [entry.type, entry.action, entry.user.id])).toEqual([
-      ['note', 'created', s.member.user.id],
-      ['page', 'created', s.member.user.id],
-      ['page', 'updated', s.manager.user.id],
-      ['comment', 'created', s.outsider.user.id],
-      ['page', 'deleted', s.manager.user.id],
+      ['note', 'create', s.member.user.id],
+      ['page', 'create', s.member.user.id],
+      ['page', 'update', s.manager.user.id],
+      ['comment', 'create', s.outsider.user.id],
+      ['page', 'delete', s.manager.user.id],
     ]);
     expect(entries.at(-1)!.summary).toMatchObject({ page_id: page.id, title: 'First' });
   });

@@ -107,3 +107,30 @@ describe('issue lists cost a fixed number of queries', () => {
     expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(7);
   });
 });
+
+describe('note comments, notifications and the activity log cost a fixed number of queries', () => {
+  it('whatever the number of comments, notifications and log entries', async () => {
+    const author = await makeUser(app, 'feedwriter');
+    const team = await makeTeam(app, 'feeds-counted', [{ user: reader.user, role: 'member' }, { user: author.user, role: 'manager' }]);
+    const note = await makeNote(app, team, author.user, { slug: 'feed', title: 'Feed' });
+    const grow = async (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        await author.client.post('/api/v1/feeds-counted/feed/comments', { json: { comment: { comment: `c${i}` }, mentions: ['counter'] } });
+        await makePage(app, note, author, { title: `p${i}` });
+      }
+    };
+    const lists = ['/api/v1/feeds-counted/feed/comments', '/api/v1/notifications', '/api/v1/logs?team=feeds-counted'];
+    const measure = async () => {
+      for (const path of lists) await reader.client.get(path);
+      const counts: Record<string, number> = {};
+      for (const path of lists) counts[path] = await app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+      return counts;
+    };
+    await grow(1);
+    const small = await measure();
+    await grow(10);
+    const large = await measure();
+    expect(large).toEqual(small);
+    expect((await reader.client.get('/api/v1/notifications')).body).toHaveLength(11);
+  });
+});

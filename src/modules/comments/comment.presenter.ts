@@ -1,13 +1,26 @@
 import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import { can, type Role } from '../access/policy.ts';
+import type { Note as NoteBody } from '../../../generated/client/types.gen.ts';
 import { presentPage, type PageView } from '../pages/page.presenter.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import type { User } from '../users/user.entity.ts';
 import type { Comment } from './comment.entity.ts';
 
-/** The commented object, named by the comment's `type`; each kind of comment adds its own variant here. */
-export type CommentTarget = { type: 'page'; page: PageView };
+/**
+ * The commented object as presented, named by the comment's `type`; each kind of comment adds its own variant here
+ * (and to `presentTarget`). The note arrives already presented: every comment of a list shares it.
+ */
+export type CommentTarget = { type: 'page'; page: PageView } | { type: 'note'; note: NoteBody };
+
+function presentTarget(target: CommentTarget, urls: Urls): Pick<CommentBody, 'type' | 'note' | 'page' | 'issue'> {
+  switch (target.type) {
+    case 'page':
+      return { type: 'page', page: presentPage(target.page, urls) };
+    case 'note':
+      return { type: 'note', note: target.note };
+  }
+}
 
 /** A comment with everything its presentation embeds, loaded by loadCommentViews (comments.service.ts). */
 export type CommentView = {
@@ -31,8 +44,7 @@ export function presentComment(view: CommentView, urls: Urls): CommentBody {
     user: presentUser(view.author, urls),
     mentions: view.mentions.map((user) => presentUser(user, urls)),
     can_delete: can('comment.delete', { role: caller.role, callerId: caller.id }, { authorId: view.author.id }),
-    type: target.type,
-    page: presentPage(target.page, urls),
+    ...presentTarget(target, urls),
     model: 'comment',
   };
 }

@@ -2,14 +2,13 @@
 // what presenting a list of them needs in a fixed number of queries however many there are.
 import { sql, type Loaded } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { payloadTooLarge, unprocessable, type FieldError } from '../../http/errors.ts';
+import { notFound, payloadTooLarge, unprocessable, type FieldError } from '../../http/errors.ts';
 import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
-import type { Page } from '../pages/page.entity.ts';
 import { User } from '../users/user.entity.ts';
-import { Comment } from './comment.entity.ts';
+import { Comment, type CommentedObject } from './comment.entity.ts';
 import type { CommentTarget, CommentView } from './comment.presenter.ts';
 
 /** The largest comment body, in UTF-8 bytes (the OpenAPI document's CommentInput says the same). */
@@ -57,31 +56,59 @@ async function findMentionedUsers(em: EntityManager, usernames: readonly string[
   return found;
 }
 
-/** A comment on a page, with its mentions (the users found, for presenting it). */
-export async function createPageComment(em: EntityManager, author: Actor, note: Note, page: Page, input: NewComment): Promise<{ comment: Comment; mentioned: User[] }> {
+/**
+ * A comment on `target` (the note itself or one of its pages; later its issues), with its mentions (the users
+ * found, for presenting it). The size limit, the mention checks and the event are the same for every kind.
+ */
+export async function createComment(em: EntityManager, author: Actor, note: Note, target: CommentedObject, input: NewComment): Promise<{ comment: Comment; mentioned: User[] }> {
   checkCommentSize(input.comment);
   return em.transactional(async (tx) => {
     const mentioned = await findMentionedUsers(tx, input.mentions ?? [], note);
     const comment = tx.create(Comment, {
-      type: 'page',
+      type: target.type,
       note: note.id,
-      page: page.id,
+      page: target.type === 'page' ? target.page.id : null,
       issue: null,
       user: author.id,
       body: input.comment,
       mentions: mentioned.map((user) => user.id),
     });
     await tx.flush();
-    await recordEvent(tx, { type: 'comment.created', actor: author, note, comment, page, mentioned });
+    await recordEvent(tx, { type: 'comment.created', actor: author, note, comment, target, mentioned });
     // presented in a stable order, as a later read shows them: by user id
     return { comment, mentioned: [...mentioned].sort((a, b) => a.id - b.id) };
   });
 }
 
+// Ids are PostgreSQL `integer`: a larger number names nothing (and must not reach the database as one).
+const LARGEST_ID = 2_147_483_647;
+
+/** Oldest first; ids break ties between comments written in the same second. */
+export const oldestFirst = { createdAt: 'asc', id: 'asc' } as const;
+
+/** The comment `id` if it is on `target` in `note`, else 404. */
+export async function findCommentOn(em: EntityManager, note: Note, target: CommentedObject, id: number): Promise<Comment> {
+  const comment = Number.isSafeInteger(id) && id > 0 && id <= LARGEST_ID
+    ? await em.findOne(Comment, { id, ...commentsOn(note, target) })
+    : null;
+  if (!comment) throw notFound('comment');
+  return comment;
+}
+
+/** The filter of the comments on `target`. */
+export function commentsOn(note: Note, target: CommentedObject) {
+  switch (target.type) {
+    case 'page':
+      return { type: 'page' as const, page: target.page.id };
+    case 'note':
+      return { type: 'note' as const, note: note.id };
+  }
+}
+
 /** Deletes a comment; its mentions and notifications go with it. */
-export async function deleteComment(em: EntityManager, actor: Actor, note: Note, comment: Comment): Promise<void> {
+export async function deleteComment(em: EntityManager, actor: Actor, note: Note, target: CommentedObject, comment: Comment): Promise<void> {
   await em.transactional(async (tx) => {
-    await recordEvent(tx, { type: 'comment.deleted', actor, note, comment });
+    await recordEvent(tx, { type: 'comment.deleted', actor, note, comment, target });
     await tx.flush();
     await tx.nativeDelete(Comment, { id: comment.id });
   });

@@ -1,18 +1,11 @@
 import type { Loaded } from '@mikro-orm/core';
-import { notFound } from '../../http/errors.ts';
 import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, type PageScope } from '../access/scope.ts';
 import { loadPageView } from '../pages/pages.loader.ts';
 import { Comment } from './comment.entity.ts';
 import { presentComment } from './comment.presenter.ts';
-import { createPageComment, deleteComment, loadCommentViews } from './comments.service.ts';
-
-// Ids are PostgreSQL `integer`: a larger number names nothing (and must not reach the database as one).
-const LARGEST_ID = 2_147_483_647;
-
-/** Oldest first; ids break ties between comments written in the same second. */
-const oldestFirst = { createdAt: 'asc', id: 'asc' } as const;
+import { commentsOn, createComment, deleteComment, findCommentOn, loadCommentViews, oldestFirst } from './comments.service.ts';
 
 /** Presents comments on the scope's page, all sharing one presentation of the page. */
 async function presentPageComments(context: HandlerContext, scope: PageScope, comments: readonly Loaded<Comment, 'user'>[]) {
@@ -29,7 +22,7 @@ export const pageCommentOperations = {
     const results = pagination(query);
     const [comments, total] = await context.em.findAndCount(
       Comment,
-      { type: 'page', page: scope.page.id },
+      commentsOn(scope.note, { type: 'page', page: scope.page }),
       { populate: ['user'], orderBy: oldestFirst, limit: results.perPage, offset: results.offset },
     );
     sendPaginationHeaders(context, results, total);
@@ -38,7 +31,7 @@ export const pageCommentOperations = {
 
   createPageComment: defineOperation('createPageComment', { scope: 'page' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.comment', scope.note);
-    const { comment, mentioned } = await createPageComment(context.em, scope.caller.user, scope.note, scope.page, {
+    const { comment, mentioned } = await createComment(context.em, scope.caller.user, scope.note, { type: 'page', page: scope.page }, {
       comment: body.comment.comment,
       mentions: body.mentions,
     });
@@ -50,12 +43,10 @@ export const pageCommentOperations = {
 
   /** The author, or a manager of the note's team. */
   deletePageComment: defineOperation('deletePageComment', { scope: 'page' }, async ({ path }, scope, context) => {
-    const comment = Number.isSafeInteger(path.id) && path.id <= LARGEST_ID
-      ? await context.em.findOne(Comment, { id: path.id, type: 'page', page: scope.page.id })
-      : null;
-    if (!comment) throw notFound('comment');
+    const target = { type: 'page', page: scope.page } as const;
+    const comment = await findCommentOn(context.em, scope.note, target, path.id);
     authorize(scope, 'comment.delete', { authorId: comment.user.id });
-    await deleteComment(context.em, scope.caller.user, scope.note, comment);
+    await deleteComment(context.em, scope.caller.user, scope.note, target, comment);
     return noContent;
   }),
 };

@@ -3,7 +3,7 @@
 // transaction, so the change and its consequences commit or roll back together. Services never import the
 // subscribers: who is told of what lives with the subscriber.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Comment } from '../comments/comment.entity.ts';
+import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
 import type { Issue } from '../issues/issue.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import type { Page, PageVersion } from '../pages/page.entity.ts';
@@ -21,8 +21,8 @@ export type DomainEvent =
   | { type: 'page.updated'; actor: Actor; note: Note; page: Page; version: PageVersion | undefined; changed: string[] }
   | { type: 'page.restored'; actor: Actor; note: Note; page: Page; version: PageVersion; restored: PageVersion }
   | { type: 'page.deleted'; actor: Actor; note: Note; page: Page }
-  | { type: 'comment.created'; actor: Actor; note: Note; comment: Comment; page: Page; mentioned: readonly Actor[] }
-  | { type: 'comment.deleted'; actor: Actor; note: Note; comment: Comment }
+  | { type: 'comment.created'; actor: Actor; note: Note; comment: Comment; target: CommentedObject; mentioned: readonly Actor[] }
+  | { type: 'comment.deleted'; actor: Actor; note: Note; comment: Comment; target: CommentedObject }
   /** `assignee`: the user the new issue is assigned to, if any. */
   | { type: 'issue.created'; actor: Actor; note: Note; issue: Issue; assignee: Actor | null }
   /**

@@ -1,12 +1,19 @@
 // The activity log: one row per change a user makes, written from the domain events in the same transaction as the
-// change. `summary` keeps what describes the object (its title), so an entry stays readable after the object is gone.
+// change. `summary` keeps what describes the object (its title, and for a note whether it was private), so an entry
+// stays readable, by those who could read the object, after the object is gone.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { currentTime } from '../../db/timestamps.ts';
+import type { CommentedObject } from '../comments/comment.entity.ts';
+import type { Note } from '../notes/note.entity.ts';
 import { subscribe, type DomainEvent } from '../events/events.ts';
 import { Log, type LogType } from './log.entity.ts';
 
+/** What was done, as the Log schema's `action` enum names it. */
+export type LogAction = 'create' | 'update' | 'delete' | 'restore' | 'move' | 'add_user' | 'update_user' | 'remove_user';
+
 type Entry = {
   type: LogType;
-  action: string;
+  action: LogAction;
   teamId: number | null;
   noteId?: number | null;
   pageId?: number | null;
@@ -15,19 +22,35 @@ type Entry = {
   summary: Record<string, unknown>;
 };
 
+/** The commented object's title and page, kept with a comment's entry. */
+function commentedSummary(note: Note, target: CommentedObject): Record<string, unknown> {
+  switch (target.type) {
+    case 'note':
+      return { on: 'note', title: note.title };
+    case 'page':
+      return { on: 'page', page_id: target.page.id, title: target.page.title };
+  }
+}
+
+/** A page change that only moved it (and maybe made it the cover) is a `move`. */
+function pageUpdateAction(changed: readonly string[]): LogAction {
+  return changed.includes('parent') && !changed.some((field) => field === 'title' || field === 'content') ? 'move' : 'update';
+}
+
 function entryFor(event: DomainEvent): Entry {
-  const [, action] = event.type.split('.') as [string, string];
   switch (event.type) {
     case 'note.created':
     case 'note.updated':
-      return { type: 'note', action, teamId: event.note.team.id, noteId: event.note.id, summary: { title: event.note.title } };
+      return { type: 'note', action: event.type === 'note.created' ? 'create' : 'update', teamId: event.note.team.id, noteId: event.note.id, summary: { title: event.note.title } };
     case 'note.deleted':
-      // the note's row goes, and with it every entry that points at it: this one keeps the team and the title
-      return { type: 'note', action, teamId: event.note.team.id, noteId: null, summary: { note_id: event.note.id, title: event.note.title } };
+      // the note's row goes, and with it every entry that points at it: this one keeps the team, the title and
+      // whether the note was private (who may still read the entry)
+      return { type: 'note', action: 'delete', teamId: event.note.team.id, noteId: null, summary: { note_id: event.note.id, title: event.note.title, is_private: event.note.isPrivate } };
     case 'page.created':
     case 'page.updated':
     case 'page.restored':
-    case 'page.deleted':
+    case 'page.deleted': {
+      const action = event.type === 'page.created' ? 'create' : event.type === 'page.updated' ? pageUpdateAction(event.changed) : event.type === 'page.restored' ? 'restore' : 'delete';
       return {
         type: 'page',
         action,
@@ -36,15 +59,16 @@ function entryFor(event: DomainEvent): Entry {
         pageId: event.type === 'page.deleted' ? null : event.page.id,
         summary: { page_id: event.page.id, title: event.page.title, ...(event.type === 'page.updated' ? { changed: event.changed } : {}) },
       };
+    }
     case 'comment.created':
     case 'comment.deleted':
       return {
         type: 'comment',
-        action,
+        action: event.type === 'comment.created' ? 'create' : 'delete',
         teamId: event.note.team.id,
         noteId: event.note.id,
         commentId: event.type === 'comment.deleted' ? null : event.comment.id,
-        summary: { comment_id: event.comment.id, on: event.comment.type },
+        summary: { comment_id: event.comment.id, ...commentedSummary(event.note, event.target) },
       };
     case 'issue.created':
     case 'issue.updated':
@@ -52,7 +76,7 @@ function entryFor(event: DomainEvent): Entry {
       // the issue's row may go: the entry keeps its id, index and title (and what an update changed)
       return {
         type: 'issue',
-        action,
+        action: event.type === 'issue.created' ? 'create' : event.type === 'issue.updated' ? 'update' : 'delete',
         teamId: event.note.team.id,
         noteId: event.note.id,
         issueId: event.type === 'issue.deleted' ? null : event.issue.id,
@@ -65,19 +89,20 @@ function entryFor(event: DomainEvent): Entry {
       };
     case 'team.created':
     case 'team.renamed':
-      return { type: 'team', action, teamId: event.team.id, summary: { name: event.team.name, ...(event.type === 'team.renamed' ? { from: event.from } : {}) } };
+      return { type: 'team', action: event.type === 'team.created' ? 'create' : 'update', teamId: event.team.id, summary: { name: event.team.name, ...(event.type === 'team.renamed' ? { from: event.from } : {}) } };
     case 'team.deleted':
-      return { type: 'team', action, teamId: null, summary: { team_id: event.team.id, name: event.team.name } };
+      return { type: 'team', action: 'delete', teamId: null, summary: { team_id: event.team.id, name: event.team.name } };
     case 'membership.added':
     case 'membership.changed':
-      return { type: 'team', action: `member_${action}`, teamId: event.team.id, summary: { user_id: event.user.id, username: event.user.username, role: event.role } };
+      return { type: 'team', action: event.type === 'membership.added' ? 'add_user' : 'update_user', teamId: event.team.id, summary: { name: event.team.name, user_id: event.user.id, username: event.user.username, role: event.role } };
     case 'membership.removed':
-      return { type: 'team', action: 'member_removed', teamId: event.team.id, summary: { user_id: event.user.id, username: event.user.username } };
+      return { type: 'team', action: 'remove_user', teamId: event.team.id, summary: { name: event.team.name, user_id: event.user.id, username: event.user.username } };
   }
 }
 
 async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
   const entry = entryFor(event);
+  const now = currentTime();
   em.create(Log, {
     user: event.actor.id,
     action: entry.action,
@@ -90,6 +115,8 @@ async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
     request: null,
     attachment: null,
     summary: entry.summary,
+    createdAt: now,
+    updatedAt: now,
   });
 }
 

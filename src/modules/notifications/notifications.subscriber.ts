@@ -1,89 +1,105 @@
 // Producing notifications, from the domain events the services record (in the same transaction). Who hears of what
-// lives here and nowhere else. Never for one's own actions, at most one notification per user per change.
+// lives here and nowhere else. Never for one's own actions, at most one notification per user per change, and all
+// the notifications of one change written in one statement however many users they go to.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { currentTime } from '../../db/timestamps.ts';
 import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
-import type { Comment } from '../comments/comment.entity.ts';
-import type { Issue } from '../issues/issue.entity.ts';
+import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
 import { subscribe, type Actor } from '../events/events.ts';
-import { PageVersion, type Page } from '../pages/page.entity.ts';
+import type { Issue } from '../issues/issue.entity.ts';
+import { PageVersion } from '../pages/page.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
-import { Notification, type NotificationEvent } from './notification.entity.ts';
+import { Notification, type NotificationEvent, type NotificationType } from './notification.entity.ts';
 
 const NOTIFICATION_TITLE_LENGTH = 512;
-
-/** `new_note`: every other member and manager of the note's team hears of a note created in it. */
-async function notifyNewNote(em: EntityManager, note: Note, author: Actor): Promise<void> {
-  const memberships = await em.find(Membership, { team: note.team.id, user: { $ne: author.id } });
-  for (const membership of memberships) {
-    em.create(Notification, {
-      user: membership.user.id,
-      fromUser: author.id,
-      event: 'new_note',
-      type: 'note',
-      note: note.id,
-      page: null,
-      issue: null,
-      request: null,
-      comment: null,
-      title: `${author.name || author.username} created the note "${note.title}"`,
-    });
-  }
-}
 
 function notificationTitle(text: string): string {
   return text.length <= NOTIFICATION_TITLE_LENGTH ? text : `${text.slice(0, NOTIFICATION_TITLE_LENGTH - 1)}…`;
 }
 
+function displayName(actor: Actor): string {
+  return actor.name || actor.username;
+}
+
+type Recipient = { userId: number; event: NotificationEvent; title: string };
+type About = { type: NotificationType; note: Note; pageId?: number | null; issueId?: number | null; requestId?: number | null; commentId?: number | null };
+
 /**
- * `mention` to each mentioned user and `comment` to the page's author (whoever wrote its first version, while they
- * may still read the note); never to the commenter, and at most one per user: a mention wins over `comment`.
+ * Writes one notification per recipient in a single multi-row insert (a comment mentioning 50 users is one
+ * statement, not 50). The actor never hears of their own change, and a user is listed once (callers keep the first).
  */
-async function notifyPageComment(em: EntityManager, comment: Comment, note: Note, page: Page, author: Actor, mentioned: readonly Actor[]): Promise<void> {
-  const events = new Map<number, NotificationEvent>();
-  for (const user of mentioned) events.set(user.id, 'mention');
-  const firstVersion = await em.findOne(PageVersion, { page: page.id, index: 1 }, { fields: ['user'] });
-  const pageAuthorId = firstVersion?.user.id;
-  if (pageAuthorId !== undefined && !events.has(pageAuthorId)) {
-    const role = (await rolesOfUsersInTeam(em, note.team.id, [pageAuthorId])).get(pageAuthorId);
-    if (can('note.read', { role, callerId: pageAuthorId }, note)) events.set(pageAuthorId, 'comment');
-  }
-  events.delete(author.id);
-  const who = author.name || author.username;
-  for (const [userId, event] of events) {
-    em.create(Notification, {
-      user: userId,
-      fromUser: author.id,
-      event,
-      type: 'page',
-      note: note.id,
-      page: page.id,
-      issue: null,
-      request: null,
-      comment,
-      title: notificationTitle(
-        event === 'mention' ? `${who} mentioned you in a comment on "${page.title}"` : `${who} commented on "${page.title}"`,
-      ),
+export async function notify(em: EntityManager, from: Actor, about: About, recipients: readonly Recipient[]): Promise<void> {
+  const seen = new Set<number>([from.id]);
+  const now = currentTime();
+  const rows = [];
+  for (const recipient of recipients) {
+    if (seen.has(recipient.userId)) continue;
+    seen.add(recipient.userId);
+    rows.push({
+      user: recipient.userId,
+      fromUser: from.id,
+      event: recipient.event,
+      type: about.type,
+      note: about.note.id,
+      page: about.pageId ?? null,
+      issue: about.issueId ?? null,
+      request: about.requestId ?? null,
+      comment: about.commentId ?? null,
+      title: notificationTitle(recipient.title),
+      isRead: false,
+      createdAt: now,
+      updatedAt: now,
     });
+  }
+  if (rows.length > 0) await em.insertMany(Notification, rows);
+}
+
+/** `new_note`: every other member and manager of the note's team hears of a note created in it. */
+async function notifyNewNote(em: EntityManager, note: Note, author: Actor): Promise<void> {
+  const memberships = await em.find(Membership, { team: note.team.id, user: { $ne: author.id } }, { fields: ['user'] });
+  const title = `${displayName(author)} created the note "${note.title}"`;
+  await notify(em, author, { type: 'note', note }, memberships.map((membership) => ({ userId: membership.user.id, event: 'new_note', title })));
+}
+
+/**
+ * Who wrote the commented object (the one told of a `comment` on it), and its title, per kind of commented object:
+ * issue comments add their branch here (the issue's `from_user`).
+ */
+async function commentedObject(em: EntityManager, note: Note, target: CommentedObject): Promise<{ authorId: number | undefined; title: string; pageId: number | null }> {
+  switch (target.type) {
+    case 'note':
+      return { authorId: note.user.id, title: note.title, pageId: null };
+    case 'page': {
+      // whoever wrote the page's first version
+      const firstVersion = await em.findOne(PageVersion, { page: target.page.id, index: 1 }, { fields: ['user'] });
+      return { authorId: firstVersion?.user.id, title: target.page.title, pageId: target.page.id };
+    }
   }
 }
 
+/**
+ * `mention` to each mentioned user and `comment` to the commented object's author (while they may still read the
+ * note); never to the commenter, and at most one per user: a mention wins over `comment`.
+ */
+async function notifyComment(em: EntityManager, comment: Comment, note: Note, target: CommentedObject, author: Actor, mentioned: readonly Actor[]): Promise<void> {
+  const object = await commentedObject(em, note, target);
+  const who = displayName(author);
+  const recipients: Recipient[] = mentioned.map((user) => ({ userId: user.id, event: 'mention', title: `${who} mentioned you in a comment on "${object.title}"` }));
+  const authorId = object.authorId;
+  if (authorId !== undefined && authorId !== author.id && !mentioned.some((user) => user.id === authorId)) {
+    const role = (await rolesOfUsersInTeam(em, note.team.id, [authorId])).get(authorId);
+    if (can('note.read', { role, callerId: authorId }, note)) recipients.push({ userId: authorId, event: 'comment', title: `${who} commented on "${object.title}"` });
+  }
+  await notify(em, author, { type: target.type, note, pageId: object.pageId, commentId: comment.id }, recipients);
+}
+
 /** `assign`: the user an issue was just assigned to hears of it, unless they assigned it to themselves. */
-function notifyAssignee(em: EntityManager, note: Note, issue: Issue, assignee: Actor | null, actor: Actor): void {
-  if (!assignee || assignee.id === actor.id) return;
-  em.create(Notification, {
-    user: assignee.id,
-    fromUser: actor.id,
-    event: 'assign',
-    type: 'issue',
-    note: note.id,
-    page: null,
-    issue: issue.id,
-    request: null,
-    comment: null,
-    title: notificationTitle(`${actor.name || actor.username} assigned you the issue #${issue.index} "${issue.title}"`),
-  });
+async function notifyAssignee(em: EntityManager, note: Note, issue: Issue, assignee: Actor | null, actor: Actor): Promise<void> {
+  if (!assignee) return;
+  const title = `${displayName(actor)} assigned you the issue #${issue.index} "${issue.title}"`;
+  await notify(em, actor, { type: 'issue', note, issueId: issue.id }, [{ userId: assignee.id, event: 'assign', title }]);
 }
 
 export function subscribeNotifications(): void {
@@ -95,7 +111,7 @@ export function subscribeNotifications(): void {
       case 'issue.updated':
         return notifyAssignee(em, event.note, event.issue, event.assignee, event.actor);
       case 'comment.created':
-        return notifyPageComment(em, event.comment, event.note, event.page, event.actor, event.mentioned);
+        return notifyComment(em, event.comment, event.note, event.target, event.actor, event.mentioned);
       default:
         return undefined;
     }

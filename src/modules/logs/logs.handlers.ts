@@ -1,0 +1,26 @@
+import { defineOperation, readerOf } from '../../http/handler.ts';
+import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { embedIds, loadEmbeds } from '../notifications/embeds.loader.ts';
+import { languageOf } from '../notifications/time-ago.ts';
+import { presentLog } from './log.presenter.ts';
+import { findLogs } from './logs.service.ts';
+
+export const logOperations = {
+  /** What the caller may read, newest first; everything the entries embed is loaded once for the page. */
+  listLogs: defineOperation('listLogs', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+    const page = pagination(query);
+    const { logs, total } = await findLogs(context.em, caller.user.id, { team: query.team, noteId: query.note_id }, page);
+    sendPaginationHeaders(context, page, total);
+    const ids = embedIds();
+    for (const log of logs) {
+      ids.users.add(log.user.id);
+      if (log.note) ids.notes.add(log.note.id);
+      if (log.type === 'page' && log.page) ids.pages.add(log.page.id);
+      if (log.type === 'comment' && log.comment) ids.comments.add(log.comment.id);
+      if (log.type === 'team' && log.team) ids.teams.add(log.team.id);
+    }
+    const embeds = await loadEmbeds(readerOf(context), ids);
+    const reader = { language: languageOf(caller.user), now: new Date() };
+    return logs.flatMap((log) => presentLog(log, embeds, reader) ?? []);
+  }),
+};

@@ -1,0 +1,34 @@
+// Reading the activity log, scoped in the query to what the caller may read now (design.md, "States and events"):
+// - entries about a note or inside it: the note is public, or the caller is in the note's team (its team now,
+//   after a move);
+// - the entry of a deleted note: it was public, or the caller is in the team it was in;
+// - entries about a team: the caller is in it; a deleted team's entry: the user who deleted it.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Pagination } from '../../http/pagination.ts';
+import { Log } from './log.entity.ts';
+
+export type LogFilter = { team: string | undefined; noteId: number | undefined };
+
+export async function findLogs(em: EntityManager, callerId: number, filter: LogFilter, page: Pagination): Promise<{ logs: Log[]; total: number }> {
+  const where = `from logs l
+      left join notes n on n.id = l.note_id
+      left join memberships m on m.team_id = coalesce(n.team_id, l.team_id) and m.user_id = ?
+     where (
+             (l.note_id is not null and (not n.is_private or m.id is not null))
+          or (l.note_id is null and l.team_id is not null
+              and (m.id is not null or (l.type = 'note' and (l.summary ->> 'is_private') = 'false')))
+          or (l.note_id is null and l.team_id is null and l.user_id = ?)
+           )
+       and (?::text is null or coalesce(n.team_id, l.team_id) = (select id from teams where lower(name) = lower(?::text)))
+       and (?::int is null or l.note_id = ?::int or (l.note_id is null and l.type = 'note' and (l.summary ->> 'note_id')::int = ?::int))`;
+  const team = filter.team ?? null;
+  const noteId = filter.noteId ?? null;
+  const parameters = [callerId, callerId, team, team, noteId, noteId, noteId];
+  const rows = await em.execute<Record<string, unknown>[]>(
+    `select l.*, count(*) over () as total_count ${where} order by l.id desc limit ? offset ?`,
+    [...parameters, page.perPage, page.offset],
+  );
+  let total = rows.length > 0 ? Number(rows[0]!.total_count) : 0;
+  if (rows.length === 0 && page.offset > 0) total = Number((await em.execute<{ total: string }[]>(`select count(*) as total ${where}`, parameters))[0]!.total);
+  return { logs: rows.map((row) => em.map(Log, row)), total };
+}

@@ -1,0 +1,110 @@
+// What notifications and activity-log entries embed (their notes, pages, comments, teams and users), loaded for a
+// whole list at once: one batch per kind of object, so a list costs a fixed number of statements whatever its
+// length and its mix of types. A kind added later (issues, requests) adds its set to `EmbedIds`, its batch to
+// `loadEmbeds` and its map to `Embeds`; the presenters pick from the maps.
+import type { Comment as CommentBody, Note as NoteBody, Page as PageBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
+import { shared } from '../../http/json.ts';
+import type { Reader } from '../../http/handler.ts';
+import { Comment } from '../comments/comment.entity.ts';
+import { presentComment, type CommentTarget } from '../comments/comment.presenter.ts';
+import { Note } from '../notes/note.entity.ts';
+import { presentNote, type NoteView } from '../notes/note.presenter.ts';
+import { loadNoteViews } from '../notes/notes.loader.ts';
+import { Page } from '../pages/page.entity.ts';
+import { presentPage, type PageView } from '../pages/page.presenter.ts';
+import { ancestries, joinPath } from '../pages/tree.ts';
+import { presentTeam } from '../teams/team.presenter.ts';
+import { Team } from '../teams/team.entity.ts';
+import { membersOf, teamView } from '../teams/teams.loader.ts';
+import { presentUser } from '../users/user.presenter.ts';
+import { User } from '../users/user.entity.ts';
+
+export type EmbedIds = { users: Set<number>; notes: Set<number>; pages: Set<number>; comments: Set<number>; teams: Set<number> };
+export type Embeds = {
+  users: Map<number, UserBody>;
+  notes: Map<number, NoteBody>;
+  /** The caller's view of each note (its team and the caller's role in it). */
+  noteViews: Map<number, NoteView>;
+  pages: Map<number, PageBody>;
+  comments: Map<number, CommentBody>;
+  teams: Map<number, TeamBody>;
+};
+
+export function embedIds(): EmbedIds {
+  return { users: new Set(), notes: new Set(), pages: new Set(), comments: new Set(), teams: new Set() };
+}
+
+const list = (ids: Set<number>) => [...ids];
+
+export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds> {
+  const { em, urls } = reader;
+  // comments first: they name pages, users and notes of their own
+  const comments = ids.comments.size === 0 ? [] : await em.find(Comment, { id: { $in: list(ids.comments) } }, { populate: ['user', 'mentions'] });
+  for (const comment of comments) {
+    ids.notes.add(comment.note.id);
+    if (comment.page) ids.pages.add(comment.page.id);
+  }
+  const pages = ids.pages.size === 0 ? [] : await em.find(Page, { id: { $in: list(ids.pages) } });
+  for (const page of pages) ids.notes.add(page.note.id);
+  const notes = ids.notes.size === 0 ? [] : await em.find(Note, { id: { $in: list(ids.notes) } }, { populate: ['team'] });
+  const noteViews = new Map((await loadNoteViews(reader, notes)).map((view) => [view.note.id, view]));
+  const noteBodies = new Map([...noteViews].map(([id, view]) => [id, shared(presentNote(view, urls, 'read'))]));
+
+  const pageViews = await pageViewsAcrossNotes(reader, pages, noteViews, noteBodies);
+  const pageBodies = new Map([...pageViews].map(([id, view]) => [id, presentPage(view, urls)]));
+
+  const commentBodies = new Map<number, CommentBody>();
+  for (const comment of comments) {
+    const noteView = noteViews.get(comment.note.id);
+    const noteBody = noteBodies.get(comment.note.id);
+    if (!noteView || !noteBody) continue;
+    let target: CommentTarget | undefined;
+    if (comment.type === 'note') target = { type: 'note', note: noteBody };
+    else if (comment.type === 'page' && comment.page && pageViews.has(comment.page.id)) target = { type: 'page', page: pageViews.get(comment.page.id)! };
+    if (!target) continue;
+    commentBodies.set(comment.id, presentComment({
+      comment,
+      author: comment.user,
+      mentions: comment.mentions.getItems().sort((a, b) => a.id - b.id),
+      caller: { id: reader.callerId, role: noteView.team.role },
+      target,
+    }, urls));
+  }
+
+  const teams = ids.teams.size === 0 ? [] : await em.find(Team, { id: { $in: list(ids.teams) } });
+  const members = await membersOf(reader, teams.map((team) => team.id));
+  const teamBodies = new Map(teams.map((team) => [team.id, presentTeam(teamView(team, members, reader.callerId), urls)]));
+
+  const users = ids.users.size === 0 ? [] : await em.find(User, { id: { $in: list(ids.users) } });
+  const userBodies = new Map(users.map((user) => [user.id, shared(presentUser(user, urls))]));
+  return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, comments: commentBodies, teams: teamBodies };
+}
+
+/** Page views of pages from any number of notes: the tree questions asked once for all of them (pages.loader.ts asks per note). */
+async function pageViewsAcrossNotes(reader: Reader, pages: readonly Page[], noteViews: Map<number, NoteView>, noteBodies: Map<number, NoteBody>): Promise<Map<number, PageView>> {
+  const result = new Map<number, PageView>();
+  if (pages.length === 0) return result;
+  const { em } = reader;
+  const ids = pages.map((page) => page.id);
+  const lineage = await ancestries(em, ids);
+  const parentIds = [...new Set(pages.flatMap((page) => (page.parent ? [page.parent.id] : [])))];
+  const children = await em.find(Page, { parent: { $in: ids } }, { orderBy: [{ position: 'asc' }, { id: 'asc' }] });
+  const parents = parentIds.length === 0 ? [] : await em.find(Page, { id: { $in: parentIds } });
+  const parentsById = new Map(parents.map((parent) => [parent.id, parent]));
+  for (const page of pages) {
+    const noteView = noteViews.get(page.note.id);
+    const note = noteBodies.get(page.note.id);
+    if (!noteView || !note) continue;
+    const titles = lineage.get(page.id)?.titles ?? [page.title];
+    const parent = page.parent ? parentsById.get(page.parent.id) : undefined;
+    result.set(page.id, {
+      page,
+      path: joinPath(titles),
+      note,
+      coverPageId: noteView.note.coverPageId ?? null,
+      parent: parent ? { page: parent, path: joinPath(titles.slice(0, -1)) } : undefined,
+      children: children.filter((child) => child.parent?.id === page.id).map((child) => ({ page: child, path: joinPath([...titles, child.title]) })),
+    });
+  }
+  return result;
+}

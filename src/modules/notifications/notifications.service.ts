@@ -1,0 +1,59 @@
+// Reading and marking the caller's notifications. A notification about a note the recipient may no longer read
+// (it became private, or they left its team) is not listed; it comes back if they may read the note again.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { currentTime } from '../../db/timestamps.ts';
+import { notFound } from '../../http/errors.ts';
+import type { Pagination } from '../../http/pagination.ts';
+import { Notification } from './notification.entity.ts';
+
+export type NotificationFilter = { state: 'unread' | 'read' | 'all'; team: string | undefined };
+
+const LARGEST_ID = 2_147_483_647;
+
+const readState = (state: NotificationFilter['state']) => (state === 'all' ? null : state === 'read');
+
+/** One page of the recipient's notifications, newest first, with the total: one statement (two past the end). */
+export async function findNotifications(em: EntityManager, userId: number, filter: NotificationFilter, page: Pagination): Promise<{ notifications: Notification[]; total: number }> {
+  const where = `from notifications x
+      join notes n on n.id = x.note_id
+      left join memberships m on m.team_id = n.team_id and m.user_id = x.user_id
+     where x.user_id = ? and (not n.is_private or m.id is not null)
+       and (?::boolean is null or x.is_read = ?::boolean)
+       and (?::text is null or n.team_id = (select id from teams where lower(name) = lower(?::text)))`;
+  const state = readState(filter.state);
+  const team = filter.team ?? null;
+  const parameters = [userId, state, state, team, team];
+  const rows = await em.execute<Record<string, unknown>[]>(
+    `select x.*, count(*) over () as total_count ${where} order by x.id desc limit ? offset ?`,
+    [...parameters, page.perPage, page.offset],
+  );
+  let total = rows.length > 0 ? Number(rows[0]!.total_count) : 0;
+  if (rows.length === 0 && page.offset > 0) total = Number((await em.execute<{ total: string }[]>(`select count(*) as total ${where}`, parameters))[0]!.total);
+  return { notifications: rows.map((row) => em.map(Notification, row)), total };
+}
+
+/** The caller's own notification `id`; anyone else's answers 404, as if it did not exist. */
+export async function findOwnNotification(em: EntityManager, userId: number, id: number): Promise<Notification> {
+  const notification = Number.isSafeInteger(id) && id > 0 && id <= LARGEST_ID ? await em.findOne(Notification, { id, user: userId }) : null;
+  if (!notification) throw notFound('notification');
+  return notification;
+}
+
+/** Read becomes unread and unread read. */
+export async function toggleNotification(em: EntityManager, notification: Notification): Promise<Notification> {
+  notification.isRead = !notification.isRead;
+  await em.flush();
+  return notification;
+}
+
+/** Marks every unread notification of the user read (only those about notes of `team`, when given): one statement. */
+export async function markAllRead(em: EntityManager, userId: number, team: string | undefined): Promise<number> {
+  const rows = await em.execute<{ id: number }[]>(
+    `update notifications x set is_read = true, updated_at = ?
+      where x.user_id = ? and not x.is_read
+        and (?::text is null or x.note_id in (select n.id from notes n join teams t on t.id = n.team_id where lower(t.name) = lower(?::text)))
+      returning x.id`,
+    [currentTime(), userId, team ?? null, team ?? null],
+  );
+  return rows.length;
+}
