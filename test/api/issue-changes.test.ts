@@ -48,10 +48,10 @@ describe.each(['patch', 'put'] as const)('updateIssue via %s', (method) => {
     // nothing to change: no log entry
     await colleague.client[method](url, { json: { issue: { title: 'Renamed' } } });
     expect((await logsOf(issue.id)).map((log) => [log.action, (log.summary as { changed?: string[] }).changed])).toEqual([
-      ['created', undefined],
-      ['updated', ['closed']],
-      ['updated', ['reopened']],
-      ['updated', ['title', 'position', 'rate']],
+      ['create', undefined],
+      ['update', ['closed']],
+      ['update', ['reopened']],
+      ['update', ['title', 'position', 'rate']],
     ]);
   });
 
@@ -128,9 +128,9 @@ describe('deleteIssue', () => {
     expect(await app.em().count(Issue, { id: issue.id })).toBe(0);
     expect(await app.em().count(Notification, { issue: issue.id })).toBe(0);
     expect(await logsOf(issue.id)).toEqual([
-      { action: 'created', issue: null, summary: { issue_id: issue.id, index: 1, title: 'Original' } },
-      { action: 'updated', issue: null, summary: { issue_id: issue.id, index: 1, title: 'Last title', changed: ['title'] } },
-      { action: 'deleted', issue: null, summary: { issue_id: issue.id, index: 1, title: 'Last title' } },
+      { action: 'create', issue: null, summary: { issue_id: issue.id, index: 1, title: 'Original' } },
+      { action: 'update', issue: null, summary: { issue_id: issue.id, index: 1, title: 'Last title', changed: ['title'] } },
+      { action: 'delete', issue: null, summary: { issue_id: issue.id, index: 1, title: 'Last title' } },
     ]);
     expect((await app.em().find(Log, { summary: { issue_id: issue.id } })).every((log) => log.note?.id === note.id && log.type === 'issue')).toBe(true);
     expect((await member.client.get(url)).status).toBe(404);
@@ -179,7 +179,7 @@ describe('addIssueTags', () => {
     expect(shared.body.tags).toEqual(['zeta']);
     expect(await app.em().execute('select name from tags where note_id = ? order by lower(name)', [note.id])).toEqual([{ name: 'alpha' }, { name: 'docs' }, { name: 'Ops' }, { name: 'zeta' }]);
     const logged = await logsOf(issue.id);
-    expect(logged.at(-1)).toMatchObject({ action: 'updated', summary: { changed: ['tags'] } });
+    expect(logged.at(-1)).toMatchObject({ action: 'update', summary: { changed: ['tags'] } });
   });
 
   it('accepts an empty list (a bare tags[], no tags, no body) and changes nothing', async () => {
