@@ -22,6 +22,7 @@ type State = {
   createdComments: number[];
   createdIssues: number[];
   createdNoteComments: number[];
+  createdIssueComments: number[];
   notificationId: number;
   extraUsers: { id: number; username: string }[];
   spareTeam: string;
@@ -68,6 +69,8 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['updateIssue', (_, n) => ({ method: 'PATCH', path: `${NOTE}/issues/1`, form: { 'issue[is_done]': n === 0 ? 'true' : 'false' } })],
   ['updateIssueViaPut', (_, n) => ({ method: 'PUT', path: `${NOTE}/issues/1`, form: { 'issue[title]': `Proofread the guide (${n})`, 'issue[to_user]': '' } })],
   ['addIssueTags', (_, n) => ({ method: 'POST', path: `${NOTE}/issues/1/tags`, form: { 'tags[]': `tag${n}` } })],
+  ['listIssueComments', () => ({ method: 'GET', path: `${NOTE}/issues/1/comments` })],
+  ['createIssueComment', (_, n) => ({ method: 'POST', path: `${NOTE}/issues/1/comments`, form: { 'comment[comment]': `On the issue (${n}), @manager`, 'mentions[]': 'manager' } })],
   ['listMyIssues', () => ({ method: 'GET', path: '/api/v1/my_issues?state=all' })],
   // deletes, last, of throw-away objects made above
   ['deleteIssue', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/${state.createdIssues[n]}` })],
@@ -80,6 +83,7 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['listLogs', () => ({ method: 'GET', path: '/api/v1/logs' })],
   // deletes, last, of throw-away objects made above
   ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],
+  ['deleteIssueComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/1/comments/${state.createdIssueComments[n]}` })],
   ['deletePageComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.pageId}/comments/${state.createdComments[n]}` })],
   ['deletePage', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.createdPages[n]}` })],
   ['deleteNote', (state, n) => ({ method: 'DELETE', path: `/api/v1/writers/${state.createdNotes[n]}` })],
@@ -148,6 +152,7 @@ try {
     createdComments: [],
     createdIssues: [],
     createdNoteComments: [],
+    createdIssueComments: [],
     notificationId: notifications[0]!.id,
     extraUsers: extraUsers.map(({ user }) => ({ id: user.id, username: user.username })),
     spareTeam: 'spare',
@@ -171,6 +176,7 @@ try {
       if (operationId === 'createPageComment') state.createdComments.push(body.id as number);
       if (operationId === 'createIssue') state.createdIssues.push(body.index as number);
       if (operationId === 'createNoteComment') state.createdNoteComments.push(body.id as number);
+      if (operationId === 'createIssueComment') state.createdIssueComments.push(body.id as number);
       if (operationId === 'updateTeam' || operationId === 'updateTeamViaPatch') state.spareTeam = `spare${(state.renames += 1)}`;
       if (n === 1) {
         statements = count;

@@ -597,8 +597,9 @@ export const listIssueComments = <ThrowOnError extends boolean = false>(options:
  * Comment on an issue
  *
  * Anyone who may read the note may comment on its issues. Mentioned users are notified (`mention`), and so is
- * the issue's creator (`comment`). The answer is the comment, with `type` = `issue`. An addition to the original
- * contract.
+ * the issue's creator (`comment`), never the commenter, once each (a mention wins). The answer is the comment,
+ * with `type` = `issue`, the issue embedded and `mentions` filled. The same 64 KiB limit as every comment (413).
+ * An addition to the original contract.
  *
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
  * - 422 `unknown_user`: a mentioned username does not exist; `cannot_read_note`: it names a user who may not read the note.

@@ -4091,12 +4091,6 @@ export type ListIssueCommentsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListIssueCommentsError = ListIssueCommentsErrors[keyof ListIssueCommentsErrors];
@@ -4195,12 +4189,6 @@ export type CreateIssueCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateIssueCommentError = CreateIssueCommentErrors[keyof CreateIssueCommentErrors];
@@ -4292,12 +4280,6 @@ export type DeleteIssueCommentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteIssueCommentError = DeleteIssueCommentErrors[keyof DeleteIssueCommentErrors];

@@ -5,6 +5,7 @@ import { notBuilt, type OperationTable } from './handler.ts';
 import { issueOperations } from '../modules/issues/issues.handlers.ts';
 import { logOperations } from '../modules/logs/logs.handlers.ts';
 import { notificationOperations } from '../modules/notifications/notifications.handlers.ts';
+import { issueCommentOperations } from '../modules/comments/issue-comments.handlers.ts';
 import { noteCommentOperations } from '../modules/comments/note-comments.handlers.ts';
 import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
@@ -24,9 +25,9 @@ export const operations: OperationTable = {
   ...logOperations,
   ...versionOperations,
   ...issueOperations,
+  ...issueCommentOperations,
   // not built yet: each later issue replaces its entries with handlers
   createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
-  listIssueComments: notBuilt, createIssueComment: notBuilt, deleteIssueComment: notBuilt,
   listRequests: notBuilt, getRequest: notBuilt, createRequest: notBuilt, openRequest: notBuilt, closeRequest: notBuilt,
   mergeRequest: notBuilt,
   listAttachments: notBuilt, createAttachment: notBuilt, deleteAttachment: notBuilt, downloadAttachment: notBuilt,

@@ -11,7 +11,7 @@ export type CommentType = 'note' | 'page' | 'issue';
  * What a comment is on, inside its note: the note itself, or one of its pages (issue comments add
  * `{ type: 'issue'; issue: Issue }` here, and a branch wherever a `switch` over the type fails `tsc` without it).
  */
-export type CommentedObject = { type: 'note' } | { type: 'page'; page: Page };
+export type CommentedObject = { type: 'note' } | { type: 'page'; page: Page } | { type: 'issue'; issue: Issue };
 
 // One table for the three kinds of comment; `note` is always set (the note the commented object is in), `page` or
 // `issue` according to `type` (a check constraint keeps them consistent).

@@ -1,7 +1,7 @@
 import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import { can, type Role } from '../access/policy.ts';
-import type { Note as NoteBody } from '../../../generated/client/types.gen.ts';
+import type { Issue as IssueBody, Note as NoteBody } from '../../../generated/client/types.gen.ts';
 import { presentPage, type PageView } from '../pages/page.presenter.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import type { User } from '../users/user.entity.ts';
@@ -11,7 +11,7 @@ import type { Comment } from './comment.entity.ts';
  * The commented object as presented, named by the comment's `type`; each kind of comment adds its own variant here
  * (and to `presentTarget`). The note arrives already presented: every comment of a list shares it.
  */
-export type CommentTarget = { type: 'page'; page: PageView } | { type: 'note'; note: NoteBody };
+export type CommentTarget = { type: 'page'; page: PageView } | { type: 'note'; note: NoteBody } | { type: 'issue'; issue: IssueBody };
 
 function presentTarget(target: CommentTarget, urls: Urls): Pick<CommentBody, 'type' | 'note' | 'page' | 'issue'> {
   switch (target.type) {
@@ -19,6 +19,8 @@ function presentTarget(target: CommentTarget, urls: Urls): Pick<CommentBody, 'ty
       return { type: 'page', page: presentPage(target.page, urls) };
     case 'note':
       return { type: 'note', note: target.note };
+    case 'issue':
+      return { type: 'issue', issue: target.issue };
   }
 }
 

@@ -29,6 +29,8 @@ function commentedSummary(note: Note, target: CommentedObject): Record<string, u
       return { on: 'note', title: note.title };
     case 'page':
       return { on: 'page', page_id: target.page.id, title: target.page.title };
+    case 'issue':
+      return { on: 'issue', issue_id: target.issue.id, index: target.issue.index, title: target.issue.title };
   }
 }
 
@@ -67,6 +69,7 @@ function entryFor(event: DomainEvent): Entry {
         action: event.type === 'comment.created' ? 'create' : 'delete',
         teamId: event.note.team.id,
         noteId: event.note.id,
+        issueId: event.target.type === 'issue' ? event.target.issue.id : null,
         commentId: event.type === 'comment.deleted' ? null : event.comment.id,
         summary: { comment_id: event.comment.id, ...commentedSummary(event.note, event.target) },
       };

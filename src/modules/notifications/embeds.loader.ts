@@ -1,12 +1,15 @@
 // What notifications and activity-log entries embed (their notes, pages, comments, teams and users), loaded for a
 // whole list at once: one batch per kind of object, so a list costs a fixed number of statements whatever its
-// length and its mix of types. A kind added later (issues, requests) adds its set to `EmbedIds`, its batch to
+// length and its mix of types. A kind added later (requests, attachments) adds its set to `EmbedIds`, its batch to
 // `loadEmbeds` and its map to `Embeds`; the presenters pick from the maps.
-import type { Comment as CommentBody, Note as NoteBody, Page as PageBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
+import type { Comment as CommentBody, Issue as IssueBody, Note as NoteBody, Page as PageBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
 import type { Reader } from '../../http/handler.ts';
 import { Comment } from '../comments/comment.entity.ts';
 import { presentComment, type CommentTarget } from '../comments/comment.presenter.ts';
+import { Issue } from '../issues/issue.entity.ts';
+import { presentIssue } from '../issues/issue.presenter.ts';
+import { tagsOfIssues } from '../issues/issues.loader.ts';
 import { Note } from '../notes/note.entity.ts';
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';
@@ -19,19 +22,20 @@ import { membersOf, teamView } from '../teams/teams.loader.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import { User } from '../users/user.entity.ts';
 
-export type EmbedIds = { users: Set<number>; notes: Set<number>; pages: Set<number>; comments: Set<number>; teams: Set<number> };
+export type EmbedIds = { users: Set<number>; notes: Set<number>; pages: Set<number>; issues: Set<number>; comments: Set<number>; teams: Set<number> };
 export type Embeds = {
   users: Map<number, UserBody>;
   notes: Map<number, NoteBody>;
   /** The caller's view of each note (its team and the caller's role in it). */
   noteViews: Map<number, NoteView>;
   pages: Map<number, PageBody>;
+  issues: Map<number, IssueBody>;
   comments: Map<number, CommentBody>;
   teams: Map<number, TeamBody>;
 };
 
 export function embedIds(): EmbedIds {
-  return { users: new Set(), notes: new Set(), pages: new Set(), comments: new Set(), teams: new Set() };
+  return { users: new Set(), notes: new Set(), pages: new Set(), issues: new Set(), comments: new Set(), teams: new Set() };
 }
 
 const list = (ids: Set<number>) => [...ids];
@@ -43,7 +47,10 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
   for (const comment of comments) {
     ids.notes.add(comment.note.id);
     if (comment.page) ids.pages.add(comment.page.id);
+    if (comment.issue) ids.issues.add(comment.issue.id);
   }
+  const issues = ids.issues.size === 0 ? [] : await em.find(Issue, { id: { $in: list(ids.issues) } }, { populate: ['fromUser', 'toUser'] });
+  for (const issue of issues) ids.notes.add(issue.note.id);
   const pages = ids.pages.size === 0 ? [] : await em.find(Page, { id: { $in: list(ids.pages) } });
   for (const page of pages) ids.notes.add(page.note.id);
   const notes = ids.notes.size === 0 ? [] : await em.find(Note, { id: { $in: list(ids.notes) } }, { populate: ['team'] });
@@ -53,6 +60,22 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
   const pageViews = await pageViewsAcrossNotes(reader, pages, noteViews, noteBodies);
   const pageBodies = new Map([...pageViews].map(([id, view]) => [id, presentPage(view, urls)]));
 
+  const tags = await tagsOfIssues(em, issues.map((issue) => issue.id));
+  const issueBodies = new Map<number, IssueBody>();
+  for (const issue of issues) {
+    const noteView = noteViews.get(issue.note.id);
+    const note = noteBodies.get(issue.note.id);
+    if (!noteView || !note) continue;
+    issueBodies.set(issue.id, shared(presentIssue({
+      issue,
+      note,
+      fromUser: issue.fromUser,
+      toUser: issue.toUser ?? null,
+      tags: tags.get(issue.id) ?? [],
+      subject: { role: noteView.team.role, callerId: reader.callerId },
+    }, urls)));
+  }
+
   const commentBodies = new Map<number, CommentBody>();
   for (const comment of comments) {
     const noteView = noteViews.get(comment.note.id);
@@ -61,6 +84,7 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     let target: CommentTarget | undefined;
     if (comment.type === 'note') target = { type: 'note', note: noteBody };
     else if (comment.type === 'page' && comment.page && pageViews.has(comment.page.id)) target = { type: 'page', page: pageViews.get(comment.page.id)! };
+    else if (comment.type === 'issue' && comment.issue && issueBodies.has(comment.issue.id)) target = { type: 'issue', issue: issueBodies.get(comment.issue.id)! };
     if (!target) continue;
     commentBodies.set(comment.id, presentComment({
       comment,
@@ -77,7 +101,7 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
 
   const users = ids.users.size === 0 ? [] : await em.find(User, { id: { $in: list(ids.users) } });
   const userBodies = new Map(users.map((user) => [user.id, shared(presentUser(user, urls))]));
-  return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, comments: commentBodies, teams: teamBodies };
+  return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, issues: issueBodies, comments: commentBodies, teams: teamBodies };
 }
 
 /** Page views of pages from any number of notes: the tree questions asked once for all of them (pages.loader.ts asks per note). */

@@ -1,6 +1,6 @@
 // Presenting notifications: pure, from the row and the objects loaded for the whole list (embeds.loader.ts).
 // Each `type` has its presenter, which embeds the object named by the type; the types whose objects cannot be
-// presented yet (issue, request) only carry the note until their module adds its presenter here.
+// presented yet (request) only carry the note until their module adds its presenter here.
 import type { Notification as NotificationBody } from '../../../generated/client/types.gen.ts';
 import type { Embeds } from './embeds.loader.ts';
 import type { Notification, NotificationEvent, NotificationType } from './notification.entity.ts';
@@ -20,8 +20,11 @@ export const notificationObjects: Record<NotificationType, ObjectPresenter> = {
     const comment = notification.comment ? embeds.comments.get(notification.comment.id) : undefined;
     return comment ? { comment } : {};
   },
-  // issues and requests: their modules embed `issue` / `request` here once those can be presented
-  issue: () => ({}),
+  issue: (notification, embeds) => {
+    const issue = notification.issue ? embeds.issues.get(notification.issue.id) : undefined;
+    return issue ? { issue } : {};
+  },
+  // requests: their module embeds `request` here once those can be presented
   request: () => ({}),
 };
 
@@ -32,11 +35,13 @@ const titles: Record<Language, Partial<Record<NotificationEvent, (parts: TitlePa
     new_note: ({ who, note }) => `${who} created the note "${note}"`,
     mention: ({ who, object }) => `${who} mentioned you in a comment on "${object}"`,
     comment: ({ who, object }) => `${who} commented on "${object}"`,
+    assign: ({ who, object }) => `${who} assigned you "${object}"`,
   },
   ja: {
     new_note: ({ who, note }) => `${who}さんがノート「${note}」を作成しました`,
     mention: ({ who, object }) => `${who}さんが「${object}」へのコメントであなたをメンションしました`,
     comment: ({ who, object }) => `${who}さんが「${object}」にコメントしました`,
+    assign: ({ who, object }) => `${who}さんが「${object}」をあなたに割り当てました`,
   },
 };
 
@@ -48,7 +53,7 @@ export function presentNotification(notification: Notification, embeds: Embeds, 
   const fromUser = embeds.users.get(notification.fromUser.id);
   if (!note || !fromUser) return undefined;
   const objects = notificationObjects[notification.type](notification, embeds);
-  const objectTitle = objects.page?.title ?? note.title;
+  const objectTitle = objects.page?.title ?? objects.issue?.label ?? note.title;
   const title = titles[reader.language][notification.event]?.({ who: fromUser.name || fromUser.username, note: note.title, object: objectTitle }) ?? notification.title;
   return {
     id: notification.id,

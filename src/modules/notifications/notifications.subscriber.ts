@@ -8,6 +8,7 @@ import { rolesOfUsersInTeam } from '../access/roles.ts';
 import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
 import { subscribe, type Actor } from '../events/events.ts';
 import type { Issue } from '../issues/issue.entity.ts';
+import { issueLabel } from '../issues/issue.presenter.ts';
 import { PageVersion } from '../pages/page.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
@@ -63,19 +64,22 @@ async function notifyNewNote(em: EntityManager, note: Note, author: Actor): Prom
   await notify(em, author, { type: 'note', note }, memberships.map((membership) => ({ userId: membership.user.id, event: 'new_note', title })));
 }
 
+type CommentedSummary = { authorId: number | undefined; title: string; pageId: number | null; issueId: number | null };
+
 /**
  * Who wrote the commented object (the one told of a `comment` on it), and its title, per kind of commented object:
- * issue comments add their branch here (the issue's `from_user`).
+ * a note's author, whoever wrote a page's first version, an issue's creator.
  */
-async function commentedObject(em: EntityManager, note: Note, target: CommentedObject): Promise<{ authorId: number | undefined; title: string; pageId: number | null }> {
+async function commentedObject(em: EntityManager, note: Note, target: CommentedObject): Promise<CommentedSummary> {
   switch (target.type) {
     case 'note':
-      return { authorId: note.user.id, title: note.title, pageId: null };
+      return { authorId: note.user.id, title: note.title, pageId: null, issueId: null };
     case 'page': {
-      // whoever wrote the page's first version
       const firstVersion = await em.findOne(PageVersion, { page: target.page.id, index: 1 }, { fields: ['user'] });
-      return { authorId: firstVersion?.user.id, title: target.page.title, pageId: target.page.id };
+      return { authorId: firstVersion?.user.id, title: target.page.title, pageId: target.page.id, issueId: null };
     }
+    case 'issue':
+      return { authorId: target.issue.fromUser.id, title: issueLabel(target.issue), pageId: null, issueId: target.issue.id };
   }
 }
 
@@ -92,7 +96,7 @@ async function notifyComment(em: EntityManager, comment: Comment, note: Note, ta
     const role = (await rolesOfUsersInTeam(em, note.team.id, [authorId])).get(authorId);
     if (can('note.read', { role, callerId: authorId }, note)) recipients.push({ userId: authorId, event: 'comment', title: `${who} commented on "${object.title}"` });
   }
-  await notify(em, author, { type: target.type, note, pageId: object.pageId, commentId: comment.id }, recipients);
+  await notify(em, author, { type: target.type, note, pageId: object.pageId, issueId: object.issueId, commentId: comment.id }, recipients);
 }
 
 /** `assign`: the user an issue was just assigned to hears of it, unless they assigned it to themselves. */
