@@ -1074,10 +1074,10 @@ export const listUsernames = <ThrowOnError extends boolean = false>(options?: Op
  *
  * Changes made by users, newest first, limited to what the caller may read now: changes to and inside notes the
  * caller may read (public notes of any team, and every note of the caller's teams), and changes to teams the
- * caller is in. An entry about a note that has since become private to the caller is not listed. The entry of a
- * deleted note stays listed to those who could read it (its team's members, everyone when it was public), with
- * its `title`; entries of what was inside a deleted note go with it. A deleted team's entry is listed to the user
- * who deleted it.
+ * caller is in. An entry about a note that has since become private to the caller is not listed. The entries of a
+ * deleted note, and of what was inside it (pages, issues, comments), stay listed to those who could read it (its
+ * team's members, everyone when it was public), with their `title`, and without the objects that are gone;
+ * `note_id` still finds them. A deleted team's entry is listed to the user who deleted it.
  *
  */
 export const listLogs = <ThrowOnError extends boolean = false>(options?: Options<ListLogsData, ThrowOnError>): RequestResult<ListLogsResponses, ListLogsErrors, ThrowOnError> => (options?.client ?? client).get<ListLogsResponses, ListLogsErrors, ThrowOnError>({

@@ -62,9 +62,34 @@ describe('listLogs', () => {
     const created = await manager.client.post('/api/v1/notes', { json: { note: { title: 'Doomed', team: 'diary', slug: 'doomed', is_private: true } } });
     expect((await manager.client.delete('/api/v1/diary/doomed')).status).toBe(204);
     const seen = await member.client.get('/api/v1/logs', { query: { note_id: String(created.body.id) } });
-    expect(summaries(seen.body)).toEqual(['note:delete:lena Name deleted the note "Doomed"']);
+    expect(summaries(seen.body)).toEqual(['note:delete:lena Name deleted the note "Doomed"', 'note:create:lena Name created the note "Doomed"']);
     expect(seen.body[0]).not.toHaveProperty('note');
+    expect(seen.body[1]).not.toHaveProperty('note');
     expect((await outsider.client.get('/api/v1/logs', { query: { note_id: String(created.body.id) } })).body).toEqual([]);
+  });
+
+  it('keeps the entries of what was inside a deleted note: for its team, and for everyone when it was public', async () => {
+    const shown = await manager.client.post('/api/v1/notes', { json: { note: { title: 'Shown', team: 'diary', slug: 'shown' } } });
+    const hidden = await manager.client.post('/api/v1/notes', { json: { note: { title: 'Hidden', team: 'diary', slug: 'hidden', is_private: true } } });
+    for (const created of [shown, hidden]) {
+      const note = await app.em().findOneOrFail(Note, created.body.id);
+      await makePage(app, note, member, { title: `${note.title} page` });
+      expect((await outsider.client.post(`/api/v1/diary/${note.slug}/comments`, { json: { comment: { comment: 'hi' } } })).status).toBe(note.isPrivate ? 404 : 200);
+      expect((await manager.client.delete(`/api/v1/diary/${note.slug}`)).status).toBe(204);
+    }
+    const expected = (title: string, commented: boolean) => [
+      `note:delete:lena Name deleted the note "${title}"`,
+      ...(commented ? [`comment:create:lars Name created a comment on "${title}"`] : []),
+      `page:create:luis Name created the page "${title} page"`,
+      `note:create:lena Name created the note "${title}"`,
+    ];
+    const logsOf = (actor: Actor, id: number) => actor.client.get('/api/v1/logs', { query: { note_id: String(id) } });
+    expect(summaries((await logsOf(member, shown.body.id)).body)).toEqual(expected('Shown', true));
+    expect(summaries((await logsOf(outsider, shown.body.id)).body)).toEqual(expected('Shown', true));
+    expect(summaries((await logsOf(member, hidden.body.id)).body)).toEqual(expected('Hidden', false));
+    expect((await logsOf(outsider, hidden.body.id)).body).toEqual([]);
+    const kept = await app.em().find(Log, { summary: { $contains: { note_id: hidden.body.id } } } as never);
+    expect(kept.map((log) => [log.note, log.team?.id, log.summary?.is_private])).toEqual(Array(3).fill([null, expect.any(Number), true]));
   });
 
   it('filters by team (empty means every team), paginates, and records memberships', async () => {

@@ -1,7 +1,7 @@
 // Reading the activity log, scoped in the query to what the caller may read now (design.md, "States and events"):
 // - entries about a note or inside it: the note is public, or the caller is in the note's team (its team now,
 //   after a move);
-// - the entry of a deleted note: it was public, or the caller is in the team it was in;
+// - the entries of a deleted note and of what was in it: it was public, or the caller is in the team it was in;
 // - entries about a team: the caller is in it; a deleted team's entry: the user who deleted it.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pagination } from '../../http/pagination.ts';
@@ -16,11 +16,11 @@ export async function findLogs(em: EntityManager, callerId: number, filter: LogF
      where (
              (l.note_id is not null and (not n.is_private or m.id is not null))
           or (l.note_id is null and l.team_id is not null
-              and (m.id is not null or (l.type = 'note' and (l.summary ->> 'is_private') = 'false')))
+              and (m.id is not null or (l.summary ->> 'is_private') = 'false'))
           or (l.note_id is null and l.team_id is null and l.user_id = ?)
            )
        and (?::text is null or coalesce(n.team_id, l.team_id) = (select id from teams where lower(name) = lower(?::text)))
-       and (?::int is null or l.note_id = ?::int or (l.note_id is null and l.type = 'note' and (l.summary ->> 'note_id')::int = ?::int))`;
+       and (?::int is null or l.note_id = ?::int or (l.note_id is null and (l.summary ->> 'note_id')::int = ?::int))`;
   const team = filter.team ?? null;
   const noteId = filter.noteId ?? null;
   const parameters = [callerId, callerId, team, team, noteId, noteId, noteId];

@@ -45,8 +45,8 @@ function entryFor(event: DomainEvent): Entry {
     case 'note.updated':
       return { type: 'note', action: event.type === 'note.created' ? 'create' : 'update', teamId: event.note.team.id, noteId: event.note.id, summary: { title: event.note.title } };
     case 'note.deleted':
-      // the note's row goes, and with it every entry that points at it: this one keeps the team, the title and
-      // whether the note was private (who may still read the entry)
+      // the note's row goes; this entry, like the earlier ones about it (see writeLog), keeps the team, the title
+      // and whether the note was private (who may still read the entry)
       return { type: 'note', action: 'delete', teamId: event.note.team.id, noteId: null, summary: { note_id: event.note.id, title: event.note.title, is_private: event.note.isPrivate } };
     case 'page.created':
     case 'page.updated':
@@ -103,7 +103,20 @@ function entryFor(event: DomainEvent): Entry {
   }
 }
 
+/**
+ * The entries about a note and what was inside it outlive the note (their `note_id` becomes null when it goes):
+ * before it goes, each keeps in its summary what says who may still read it and what it was about.
+ */
+async function keepEntriesOfDeletedNote(em: EntityManager, note: Note): Promise<void> {
+  await em.execute(
+    `update logs set summary = coalesce(summary, '{}'::jsonb) || jsonb_build_object('note_id', ?::int, 'note_title', ?::text, 'is_private', ?::boolean)
+      where note_id = ?`,
+    [note.id, note.title, note.isPrivate, note.id],
+  );
+}
+
 async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
+  if (event.type === 'note.deleted') await keepEntriesOfDeletedNote(em, event.note);
   const entry = entryFor(event);
   const now = currentTime();
   em.create(Log, {
