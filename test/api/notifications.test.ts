@@ -21,7 +21,7 @@ const eventsOf = async (user: Actor) =>
   (await user.client.get('/api/v1/notifications', { query: { state: 'all' } })).body.map((item: { event: string; type: string }) => `${item.event}:${item.type}`);
 
 describe('notifications of every kind reach the right users, never the actor', () => {
-  it('new_note, mention and comment on a page, mention and comment on a note', async () => {
+  it('new_note, mention and comment on a page, mention and comment on a note, assign, mention and comment on an issue', async () => {
     const created = await member.client.post('/api/v1/notes', { json: { note: { title: 'Plans', team: 'bell', slug: 'plans' } } });
     expect(created.status).toBe(200);
     const note = await app.em().findOneOrFail(Note, created.body.id);
@@ -37,6 +37,23 @@ describe('notifications of every kind reach the right users, never the actor', (
     expect(mention).toMatchObject({
       event: 'mention', type: 'page', is_read: false, from_user: { username: 'ivan' }, note: { id: note.id, title: 'Plans' },
       page: { id: page.id, title: 'Week 1' }, title: 'ivan Name mentioned you in a comment on "Week 1"', time_ago: 'less than a minute ago', model: 'notification',
+    });
+
+    // an issue the member opens and assigns to the reader; the outsider comments on it mentioning the manager
+    const issue = await member.client.post('/api/v1/bell/plans/issues', { json: { issue: { title: 'Book a room', to_user: 'iris' } } });
+    expect(issue.status, issue.text).toBe(200);
+    const self = await member.client.patch('/api/v1/bell/plans/issues/1', { json: { issue: { to_user: 'hugo' } } });
+    expect(self.status).toBe(200);
+    const onIssue = await outsider.client.post('/api/v1/bell/plans/issues/1/comments', { json: { comment: { comment: 'done?' }, mentions: ['hana'] } });
+    expect(onIssue.status).toBe(200);
+    expect(await eventsOf(manager)).toEqual(['mention:issue', 'mention:page', 'new_note:note']);
+    expect(await eventsOf(member)).toEqual(['comment:issue', 'comment:note', 'comment:page']);
+    expect(await eventsOf(reader)).toEqual(['assign:issue', 'mention:note', 'new_note:note']);
+    expect(await eventsOf(outsider)).toEqual([]);
+    const [assigned] = (await reader.client.get('/api/v1/notifications')).body;
+    expect(assigned).toMatchObject({
+      event: 'assign', type: 'issue', from_user: { username: 'hugo' }, issue: { id: issue.body.id, label: 'Issue #1 Book a room' },
+      title: 'hugo Name assigned you "Issue #1 Book a room"',
     });
   });
 });
@@ -54,7 +71,7 @@ describe('listNotifications', () => {
     expect((await japanese.client.get('/api/v1/notifications?team=&state=')).body).toHaveLength(1);
     const paged = await reader.client.get('/api/v1/notifications', { query: { per_page: '1', page: '2' } });
     expect(paged.body).toHaveLength(1);
-    expect(paged.headers.get('x-total-count')).toBe('2');
+    expect(paged.headers.get('x-total-count')).toBe('3');
     expect(paged.headers.get('link')).toContain('rel="prev"');
     expect((await reader.client.get('/api/v1/notifications', { query: { state: 'read' } })).body).toEqual([]);
     expect((await reader.client.get('/api/v1/notifications', { query: { state: 'bogus' } })).status).toBe(400);
