@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../generated/client/client/index.ts';
+import { listLogs, listNotifications, markNotificationsRead, toggleNotification, toggleNotificationViaPut } from '../../generated/client/index.ts';
 import { Note } from '../../src/modules/notes/note.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { timeAgo } from '../../src/modules/notifications/time-ago.ts';
@@ -157,5 +159,25 @@ describe('time_ago', () => {
     const then = new Date(now.getTime() - seconds * 1000);
     expect(timeAgo(then, now, 'en')).toBe(en);
     expect(timeAgo(then, now, 'ja')).toBe(ja);
+  });
+});
+
+describe('the notification and log operations through the generated client', () => {
+  it('lists, toggles (PATCH and PUT), marks all read, and lists the log', async () => {
+    const client = createClient({ baseUrl: app.baseUrl, auth: () => member.token });
+    const note = await makeNote(app, 'bell', manager.user, { slug: 'sdk', title: 'SDK' });
+    await outsider.client.post('/api/v1/bell/sdk/comments', { json: { comment: { comment: 'ping' }, mentions: ['hugo'] } });
+    const listed = await listNotifications({ client, query: { state: 'unread' }, throwOnError: true });
+    const mention = listed.data.find((item) => item.note.id === note.id && item.event === 'mention')!;
+    expect(mention).toMatchObject({ type: 'note', is_read: false });
+    const read = await toggleNotification({ client, path: { id: mention.id }, throwOnError: true });
+    expect(read.data.is_read).toBe(true);
+    const unread = await toggleNotificationViaPut({ client, path: { id: mention.id }, throwOnError: true });
+    expect(unread.data.is_read).toBe(false);
+    const marked = await markNotificationsRead({ client, throwOnError: true });
+    expect(marked.data.marked).toBeGreaterThanOrEqual(1);
+    expect(await app.em().count(Notification, { user: member.user.id, isRead: false })).toBe(0);
+    const logs = await listLogs({ client, query: { note_id: note.id }, throwOnError: true });
+    expect(logs.data.map((entry) => `${entry.type}:${entry.action}`)).toEqual(['comment:create']);
   });
 });
