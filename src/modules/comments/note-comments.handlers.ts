@@ -1,52 +1,27 @@
 // Comments on a note itself (`type` = `note`): the same service as page comments (size limit, mentions,
 // notifications, activity log), with the note as the commented object.
-import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { defineOperation, readerOf, type HandlerContext } from '../../http/handler.ts';
 import { shared } from '../../http/json.ts';
-import { authorize, type NoteScope } from '../access/scope.ts';
+import type { NoteScope } from '../access/scope.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView } from '../notes/notes.loader.ts';
-import { Comment } from './comment.entity.ts';
-import { presentComment, type CommentTarget } from './comment.presenter.ts';
-import { commentsOn, createComment, deleteComment, findCommentOn, loadCommentViews, oldestFirst } from './comments.service.ts';
+import { commentOn, deleteCommentOn, listCommentsOn } from './comment-operations.ts';
+import type { CommentTarget } from './comment.presenter.ts';
 
 const onNote = { type: 'note' } as const;
 
 /** The note as every comment on it embeds it: presented once, shared by the whole list. */
-async function noteTarget(context: HandlerContext, scope: NoteScope): Promise<CommentTarget> {
-  return { type: 'note', note: shared(presentNote(await loadNoteView(readerOf(context), scope.note), context.urls, 'read')) };
-}
+const noteTarget = (context: HandlerContext, scope: NoteScope) => async (): Promise<CommentTarget> =>
+  ({ type: 'note', note: shared(presentNote(await loadNoteView(readerOf(context), scope.note), context.urls, 'read')) });
 
 export const noteCommentOperations = {
-  listNoteComments: defineOperation('listNoteComments', { scope: 'note' }, async ({ query }, scope, context) => {
-    const results = pagination(query);
-    const [comments, total] = await context.em.findAndCount(Comment, commentsOn(scope.note, onNote), {
-      populate: ['user'],
-      orderBy: oldestFirst,
-      limit: results.perPage,
-      offset: results.offset,
-    });
-    sendPaginationHeaders(context, results, total);
-    if (comments.length === 0) return [];
-    const views = await loadCommentViews(context.em, { id: scope.caller.user.id, role: scope.role }, comments, await noteTarget(context, scope));
-    return views.map((view) => presentComment(view, context.urls));
-  }),
+  listNoteComments: defineOperation('listNoteComments', { scope: 'note' }, async ({ query }, scope, context) =>
+    listCommentsOn(context, scope, onNote, query, noteTarget(context, scope))),
 
-  createNoteComment: defineOperation('createNoteComment', { scope: 'note' }, async ({ body }, scope, context) => {
-    authorize(scope, 'note.comment', scope.note);
-    const { comment, mentioned } = await createComment(context.em, scope.caller.user, scope.note, onNote, {
-      comment: body.comment.comment,
-      mentions: body.mentions,
-    });
-    const caller = { id: scope.caller.user.id, role: scope.role };
-    return presentComment({ comment, author: scope.caller.user, mentions: mentioned, caller, target: await noteTarget(context, scope) }, context.urls);
-  }),
+  createNoteComment: defineOperation('createNoteComment', { scope: 'note' }, async ({ body }, scope, context) =>
+    commentOn(context, scope, onNote, { comment: body.comment.comment, mentions: body.mentions }, noteTarget(context, scope))),
 
   /** The author, or a manager of the note's team. */
-  deleteNoteComment: defineOperation('deleteNoteComment', { scope: 'note' }, async ({ path }, scope, context) => {
-    const comment = await findCommentOn(context.em, scope.note, onNote, path.id);
-    authorize(scope, 'comment.delete', { authorId: comment.user.id });
-    await deleteComment(context.em, scope.caller.user, scope.note, onNote, comment);
-    return noContent;
-  }),
+  deleteNoteComment: defineOperation('deleteNoteComment', { scope: 'note' }, async ({ path }, scope, context) =>
+    deleteCommentOn(context, scope, onNote, path.id)),
 };
