@@ -14,8 +14,8 @@ import { Note } from '../notes/note.entity.ts';
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';
 import { Page } from '../pages/page.entity.ts';
-import { presentPage, type PageView } from '../pages/page.presenter.ts';
-import { ancestries, joinPath } from '../pages/tree.ts';
+import { presentPage } from '../pages/page.presenter.ts';
+import { pageViewsWith } from '../pages/pages.loader.ts';
 import { presentTeam } from '../teams/team.presenter.ts';
 import { Team } from '../teams/team.entity.ts';
 import { membersOf, teamView } from '../teams/teams.loader.ts';
@@ -57,7 +57,10 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
   const noteViews = new Map((await loadNoteViews(reader, notes)).map((view) => [view.note.id, view]));
   const noteBodies = new Map([...noteViews].map(([id, view]) => [id, shared(presentNote(view, urls, 'read'))]));
 
-  const pageViews = await pageViewsAcrossNotes(reader, pages, noteViews, noteBodies);
+  const pageViews = await pageViewsWith(reader, pages, (page) => {
+    const note = noteBodies.get(page.note.id);
+    return note ? { note, coverPageId: noteViews.get(page.note.id)!.note.coverPageId ?? null } : undefined;
+  });
   const pageBodies = new Map([...pageViews].map(([id, view]) => [id, presentPage(view, urls)]));
 
   const tags = await tagsOfIssues(em, issues.map((issue) => issue.id));
@@ -102,33 +105,4 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
   const users = ids.users.size === 0 ? [] : await em.find(User, { id: { $in: list(ids.users) } });
   const userBodies = new Map(users.map((user) => [user.id, shared(presentUser(user, urls))]));
   return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, issues: issueBodies, comments: commentBodies, teams: teamBodies };
-}
-
-/** Page views of pages from any number of notes: the tree questions asked once for all of them (pages.loader.ts asks per note). */
-async function pageViewsAcrossNotes(reader: Reader, pages: readonly Page[], noteViews: Map<number, NoteView>, noteBodies: Map<number, NoteBody>): Promise<Map<number, PageView>> {
-  const result = new Map<number, PageView>();
-  if (pages.length === 0) return result;
-  const { em } = reader;
-  const ids = pages.map((page) => page.id);
-  const lineage = await ancestries(em, ids);
-  const parentIds = [...new Set(pages.flatMap((page) => (page.parent ? [page.parent.id] : [])))];
-  const children = await em.find(Page, { parent: { $in: ids } }, { orderBy: [{ position: 'asc' }, { id: 'asc' }] });
-  const parents = parentIds.length === 0 ? [] : await em.find(Page, { id: { $in: parentIds } });
-  const parentsById = new Map(parents.map((parent) => [parent.id, parent]));
-  for (const page of pages) {
-    const noteView = noteViews.get(page.note.id);
-    const note = noteBodies.get(page.note.id);
-    if (!noteView || !note) continue;
-    const titles = lineage.get(page.id)?.titles ?? [page.title];
-    const parent = page.parent ? parentsById.get(page.parent.id) : undefined;
-    result.set(page.id, {
-      page,
-      path: joinPath(titles),
-      note,
-      coverPageId: noteView.note.coverPageId ?? null,
-      parent: parent ? { page: parent, path: joinPath(titles.slice(0, -1)) } : undefined,
-      children: children.filter((child) => child.parent?.id === page.id).map((child) => ({ page: child, path: joinPath([...titles, child.title]) })),
-    });
-  }
-  return result;
 }
