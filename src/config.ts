@@ -13,6 +13,17 @@ export type Config = {
   validateResponses: boolean;
   rateLimitPerHour: number;
   limits: Limits;
+  oauth: OAuthSettings;
+};
+
+// OAuth 2 (src/modules/oauth): token lifetimes, and the brute-force limits of the sign-in page and the password
+// grant (attempts per account and per client address, in a fixed window).
+export type OAuthSettings = {
+  accessTokenSeconds: number;
+  refreshTokenSeconds: number;
+  signInAttemptsPerAccount: number;
+  signInAttemptsPerAddress: number;
+  signInWindowSeconds: number;
 };
 
 // Limits enforced in code (the fixed schema limits — title 255 chars, 50 mentions, 100 tags, comment 64 KiB — are
@@ -74,6 +85,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pageContentBytes: integer(env, 'LIMIT_PAGE_CONTENT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
+    },
+    oauth: {
+      accessTokenSeconds: integer(env, 'OAUTH_ACCESS_TOKEN_SECONDS', 3600, 60, 31_536_000),
+      refreshTokenSeconds: integer(env, 'OAUTH_REFRESH_TOKEN_SECONDS', 30 * 86_400, 60, 315_360_000),
+      signInAttemptsPerAccount: integer(env, 'SIGN_IN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
+      signInAttemptsPerAddress: integer(env, 'SIGN_IN_ATTEMPTS_PER_ADDRESS', 50, 1, 1_000_000),
+      signInWindowSeconds: integer(env, 'SIGN_IN_WINDOW_SECONDS', 900, 1, 86_400),
     },
   };
 }
