@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { forgetToken } from '../../http/auth.ts';
 import { currentTime } from '../../db/timestamps.ts';
 import { Token } from '../auth/token.entity.ts';
-import { OAuthGrant, RefreshToken } from './oauth.entity.ts';
+import { OAuthClient, OAuthGrant, RefreshToken } from './oauth.entity.ts';
 
 async function deleteTokens(em: EntityManager, where: string, parameters: unknown[]): Promise<number> {
   const rows = await em.execute<{ id: number }[]>(`delete from tokens where ${where} returning id`, parameters);
@@ -23,6 +23,12 @@ export async function revokeAppForUser(em: EntityManager, userId: number, client
   await deleteTokens(em, 'user_id = ? and client_id = ?', [userId, clientId]);
   await em.nativeDelete(RefreshToken, { user: userId, client: clientId });
   await em.nativeDelete(OAuthGrant, { user: userId, client: clientId });
+}
+
+/** An app, with every code, token and authorization it had (the rows cascade; the tokens are forgotten here). */
+export async function revokeClient(em: EntityManager, clientRowId: number): Promise<void> {
+  await deleteTokens(em, 'client_id = ?', [clientRowId]);
+  await em.nativeDelete(OAuthClient, { id: clientRowId });
 }
 
 /** One access token by id (its family's refresh tokens stay: revoke the family to end the grant). */
