@@ -220,3 +220,12 @@ describe('brute force', () => {
     expect(erin.status).toBe(429);
   });
 });
+
+describe('the token endpoint’s other methods', () => {
+  it('answer 405 with Allow: POST and an RFC 6749 error', async () => {
+    const answer = await fetch(`${app.baseUrl}/oauth/token`);
+    expect(answer.status).toBe(405);
+    expect(answer.headers.get('allow')).toBe('POST');
+    expect((await answer.json()).error).toBe('invalid_request');
+  });
+});

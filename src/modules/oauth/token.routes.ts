@@ -129,6 +129,12 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
     });
   });
 
+  // the endpoints take POST only (RFC 6749 section 3.2): anything else is an RFC 6749 error too, with Allow
+  router.all(['/oauth/token', '/oauth/revoke'], (_req, res) => {
+    res.set('Allow', 'POST');
+    oauthError(res, 405, 'invalid_request', 'use POST');
+  });
+
   // a body that does not parse (bad JSON, too large, a wrong charset) is an RFC 6749 error here too
   const bodyError: express.ErrorRequestHandler = (error: { status?: number; expose?: boolean; message?: string }, _req, res, next) => {
     if (typeof error?.status !== 'number' || error.status >= 500) return next(error);
