@@ -6,7 +6,7 @@ import { AuthorizationCode, OAuthGrant } from '../../src/modules/oauth/oauth.ent
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { ApiClient } from '../support/client.ts';
 import { makeUser, type Actor } from '../support/factories.ts';
-import { authorizePath, CookieBrowser, givePassword, makeClient, pkcePair, tokenRequest } from '../support/oauth.ts';
+import { authorizePath, CookieBrowser, givePassword, hiddenFields, makeClient, pkcePair, tokenRequest } from '../support/oauth.ts';
 
 let app: TestApp;
 let alice: Actor;
@@ -217,6 +217,33 @@ describe('the authorization-code flow with PKCE', () => {
     const answer = await fresh.signIn(authorizePath({ response_type: 'code', client_id: firstParty.clientId, code_challenge: challenge, code_challenge_method: 'S256' }), who.username, who.password);
     expect(answer.status).toBe(302);
     expect(answer.location).toMatch(/^notesapp:\/\/first\?code=/);
+  });
+
+  it('keeps the session in an HttpOnly, SameSite=Lax cookie, Secure only behind https, ended by signing out', async () => {
+    const { username, password } = await freshUser();
+    const browser = new CookieBrowser(app.baseUrl);
+    const form = await browser.get('/oauth/sign-in');
+    const response = await fetch(`${app.baseUrl}/oauth/sign-in`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: `notes_csrf=${browser.cookies.get('notes_csrf')}` },
+      body: new URLSearchParams({ ...hiddenFields(form.text), login: username, password }),
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(200);
+    const session = response.headers.getSetCookie().find((cookie) => cookie.startsWith('notes_session='))!;
+    expect(session).toMatch(/; HttpOnly/);
+    expect(session).toMatch(/; SameSite=Lax/);
+    expect(session).not.toMatch(/; Secure/);
+    const secret = /^notes_session=([^;]+)/.exec(session)![1]!;
+    const signedIn = new CookieBrowser(app.baseUrl);
+    signedIn.cookies.set('notes_session', secret);
+    expect((await signedIn.get('/oauth/sign-in')).text).toContain('You are signed in');
+    // the session's own CSRF token is on its consent pages; signing out needs it
+    const { challenge } = pkcePair();
+    const consent = await signedIn.get(authorizePath(publicParameters(challenge)));
+    expect((await signedIn.post('/oauth/sign-out', { csrf_token: 'forged' })).status).toBe(403);
+    expect((await signedIn.post('/oauth/sign-out', { csrf_token: hiddenFields(consent.text).csrf_token! })).status).toBe(200);
+    expect((await signedIn.get(authorizePath(publicParameters(challenge)))).text).toContain('action="/oauth/sign-in"');
   });
 
   it('refuses forms without the CSRF token, and a wrong password', async () => {
