@@ -39,6 +39,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
+  app.set('trust proxy', config.trustProxy);
   subscribeAll();
   const urls = createUrls(config.publicUrl);
   const memory: Memory = {
