@@ -6,6 +6,10 @@
 // form); both HttpOnly, SameSite=Lax, Path=/, and Secure when the public URL is https. A cookie never authorizes
 // /api/v1: the API reads only bearer tokens (src/http/auth.ts).
 //
+// Use: `const sessions = createSessions({ secure })`, then `read`, `start`, `end`, `csrfToken`, `checkCsrf` (the
+// OAuth pages, src/modules/oauth/authorize.routes.ts, are the example). It keeps no state in memory, so every part of
+// the app that serves pages may make its own instance.
+//
 // CSRF: every form carries `csrf_token`; `checkCsrf` compares it with the session's own token once signed in, with
 // the `notes_csrf` cookie before.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
