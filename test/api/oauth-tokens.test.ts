@@ -130,8 +130,12 @@ describe('revocation (RFC 7009)', () => {
     const wrong = await revoke('nt_unknown', `Basic ${Buffer.from(`${iosApp.clientId}:nope`).toString('base64')}`);
     expect(wrong.status).toBe(401);
     expect((await wrong.json()).error).toBe('invalid_client');
-    // another app's token is not revoked by this app
-    expect(await app.em().count(Token, { user: alice.user.id })).toBeGreaterThan(0);
+    // an app cannot revoke another app's token
+    const kept = await ios({ grant_type: 'password', login: 'alice', password });
+    const otherBasic = `Basic ${Buffer.from(`${thirdParty.clientId}:${thirdParty.secret}`).toString('base64')}`;
+    expect((await revoke(kept.body.access_token, otherBasic)).status).toBe(200);
+    expect((await new ApiClient(app.baseUrl, kept.body.access_token).get('/api/v1/me')).status).toBe(200);
+    expect(await app.em().count(Token, { clientId: iosApp.rowId, user: alice.user.id })).toBeGreaterThan(0);
   });
 });
 
