@@ -6,6 +6,7 @@ export type Operations = {
   addIssueTags: { method: 'post'; path: '/api/v1/{team}/{note}/issues/{index}/tags'; data: Types.AddIssueTagsData; responses: Types.AddIssueTagsResponses };
   addTeamUser: { method: 'post'; path: '/api/v1/teams/{team}/users'; data: Types.AddTeamUserData; responses: Types.AddTeamUserResponses };
   closeRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/close'; data: Types.CloseRequestData; responses: Types.CloseRequestResponses };
+  createApp: { method: 'post'; path: '/api/v1/me/apps'; data: Types.CreateAppData; responses: Types.CreateAppResponses };
   createAttachment: { method: 'post'; path: '/api/v1/{team}/{note}/attachments'; data: Types.CreateAttachmentData; responses: Types.CreateAttachmentResponses };
   createFork: { method: 'post'; path: '/api/v1/{team}/{note}/forks'; data: Types.CreateForkData; responses: Types.CreateForkResponses };
   createIssue: { method: 'post'; path: '/api/v1/{team}/{note}/issues'; data: Types.CreateIssueData; responses: Types.CreateIssueResponses };
@@ -16,6 +17,7 @@ export type Operations = {
   createPageComment: { method: 'post'; path: '/api/v1/{team}/{note}/{page}/comments'; data: Types.CreatePageCommentData; responses: Types.CreatePageCommentResponses };
   createRequest: { method: 'post'; path: '/api/v1/{team}/{note}/requests'; data: Types.CreateRequestData; responses: Types.CreateRequestResponses };
   createTeam: { method: 'post'; path: '/api/v1/teams'; data: Types.CreateTeamData; responses: Types.CreateTeamResponses };
+  deleteApp: { method: 'delete'; path: '/api/v1/me/apps/{client_id}'; data: Types.DeleteAppData; responses: Types.DeleteAppResponses };
   deleteAttachment: { method: 'delete'; path: '/api/v1/{team}/{note}/attachments/{id}'; data: Types.DeleteAttachmentData; responses: Types.DeleteAttachmentResponses };
   deleteIssue: { method: 'delete'; path: '/api/v1/{team}/{note}/issues/{index}'; data: Types.DeleteIssueData; responses: Types.DeleteIssueResponses };
   deleteIssueComment: { method: 'delete'; path: '/api/v1/{team}/{note}/issues/{index}/comments/{id}'; data: Types.DeleteIssueCommentData; responses: Types.DeleteIssueCommentResponses };
@@ -35,7 +37,9 @@ export type Operations = {
   getRequest: { method: 'get'; path: '/api/v1/{team}/{note}/requests/{index}'; data: Types.GetRequestData; responses: Types.GetRequestResponses };
   getTeam: { method: 'get'; path: '/api/v1/teams/{team}'; data: Types.GetTeamData; responses: Types.GetTeamResponses };
   getUser: { method: 'get'; path: '/api/v1/users/{username}'; data: Types.GetUserData; responses: Types.GetUserResponses };
+  listApps: { method: 'get'; path: '/api/v1/me/apps'; data: Types.ListAppsData; responses: Types.ListAppsResponses };
   listAttachments: { method: 'get'; path: '/api/v1/{team}/{note}/attachments'; data: Types.ListAttachmentsData; responses: Types.ListAttachmentsResponses };
+  listAuthorizations: { method: 'get'; path: '/api/v1/me/authorizations'; data: Types.ListAuthorizationsData; responses: Types.ListAuthorizationsResponses };
   listChecks: { method: 'get'; path: '/api/v1/checks'; data: Types.ListChecksData; responses: Types.ListChecksResponses };
   listContributors: { method: 'get'; path: '/api/v1/{team}/{note}/contributors'; data: Types.ListContributorsData; responses: Types.ListContributorsResponses };
   listIssueComments: { method: 'get'; path: '/api/v1/{team}/{note}/issues/{index}/comments'; data: Types.ListIssueCommentsData; responses: Types.ListIssueCommentsResponses };
@@ -51,15 +55,22 @@ export type Operations = {
   listRequests: { method: 'get'; path: '/api/v1/{team}/{note}/requests'; data: Types.ListRequestsData; responses: Types.ListRequestsResponses };
   listTeamNotes: { method: 'get'; path: '/api/v1/teams/{team}/notes'; data: Types.ListTeamNotesData; responses: Types.ListTeamNotesResponses };
   listTeams: { method: 'get'; path: '/api/v1/teams'; data: Types.ListTeamsData; responses: Types.ListTeamsResponses };
+  listTokens: { method: 'get'; path: '/api/v1/me/tokens'; data: Types.ListTokensData; responses: Types.ListTokensResponses };
   listUsernames: { method: 'get'; path: '/api/v1/usernames'; data: Types.ListUsernamesData; responses: Types.ListUsernamesResponses };
   listUserNotes: { method: 'get'; path: '/api/v1/users/{username}/notes'; data: Types.ListUserNotesData; responses: Types.ListUserNotesResponses };
   listUsers: { method: 'get'; path: '/api/v1/users'; data: Types.ListUsersData; responses: Types.ListUsersResponses };
   markNotificationsRead: { method: 'post'; path: '/api/v1/notifications/read'; data: Types.MarkNotificationsReadData; responses: Types.MarkNotificationsReadResponses };
   mergeRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/merge'; data: Types.MergeRequestData; responses: Types.MergeRequestResponses };
+  oauthAuthorize: { method: 'get'; path: '/oauth/authorize'; data: Types.OauthAuthorizeData; responses: Types.OauthAuthorizeResponses };
+  oauthMetadata: { method: 'get'; path: '/.well-known/oauth-authorization-server'; data: Types.OauthMetadataData; responses: Types.OauthMetadataResponses };
+  oauthRevoke: { method: 'post'; path: '/oauth/revoke'; data: Types.OauthRevokeData; responses: Types.OauthRevokeResponses };
+  oauthToken: { method: 'post'; path: '/oauth/token'; data: Types.OauthTokenData; responses: Types.OauthTokenResponses };
   openRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/open'; data: Types.OpenRequestData; responses: Types.OpenRequestResponses };
   pullFork: { method: 'post'; path: '/api/v1/{team}/{note}/pull'; data: Types.PullForkData; responses: Types.PullForkResponses };
   removeTeamUser: { method: 'delete'; path: '/api/v1/teams/{team}/users/{id}'; data: Types.RemoveTeamUserData; responses: Types.RemoveTeamUserResponses };
   restorePageVersion: { method: 'post'; path: '/api/v1/{team}/{note}/{page}/histories/{index}/restore'; data: Types.RestorePageVersionData; responses: Types.RestorePageVersionResponses };
+  revokeAuthorization: { method: 'delete'; path: '/api/v1/me/authorizations/{client_id}'; data: Types.RevokeAuthorizationData; responses: Types.RevokeAuthorizationResponses };
+  revokeToken: { method: 'delete'; path: '/api/v1/me/tokens/{id}'; data: Types.RevokeTokenData; responses: Types.RevokeTokenResponses };
   searchNotes: { method: 'get'; path: '/api/v1/search'; data: Types.SearchNotesData; responses: Types.SearchNotesResponses };
   toggleNotification: { method: 'patch'; path: '/api/v1/notifications/{id}'; data: Types.ToggleNotificationData; responses: Types.ToggleNotificationResponses };
   toggleNotificationViaPut: { method: 'put'; path: '/api/v1/notifications/{id}'; data: Types.ToggleNotificationViaPutData; responses: Types.ToggleNotificationViaPutResponses };
@@ -80,6 +91,7 @@ export const operationList = [
   { id: 'addIssueTags', method: 'post', path: '/api/v1/{team}/{note}/issues/{index}/tags' },
   { id: 'addTeamUser', method: 'post', path: '/api/v1/teams/{team}/users' },
   { id: 'closeRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/close' },
+  { id: 'createApp', method: 'post', path: '/api/v1/me/apps' },
   { id: 'createAttachment', method: 'post', path: '/api/v1/{team}/{note}/attachments' },
   { id: 'createFork', method: 'post', path: '/api/v1/{team}/{note}/forks' },
   { id: 'createIssue', method: 'post', path: '/api/v1/{team}/{note}/issues' },
@@ -90,6 +102,7 @@ export const operationList = [
   { id: 'createPageComment', method: 'post', path: '/api/v1/{team}/{note}/{page}/comments' },
   { id: 'createRequest', method: 'post', path: '/api/v1/{team}/{note}/requests' },
   { id: 'createTeam', method: 'post', path: '/api/v1/teams' },
+  { id: 'deleteApp', method: 'delete', path: '/api/v1/me/apps/{client_id}' },
   { id: 'deleteAttachment', method: 'delete', path: '/api/v1/{team}/{note}/attachments/{id}' },
   { id: 'deleteIssue', method: 'delete', path: '/api/v1/{team}/{note}/issues/{index}' },
   { id: 'deleteIssueComment', method: 'delete', path: '/api/v1/{team}/{note}/issues/{index}/comments/{id}' },
@@ -109,7 +122,9 @@ export const operationList = [
   { id: 'getRequest', method: 'get', path: '/api/v1/{team}/{note}/requests/{index}' },
   { id: 'getTeam', method: 'get', path: '/api/v1/teams/{team}' },
   { id: 'getUser', method: 'get', path: '/api/v1/users/{username}' },
+  { id: 'listApps', method: 'get', path: '/api/v1/me/apps' },
   { id: 'listAttachments', method: 'get', path: '/api/v1/{team}/{note}/attachments' },
+  { id: 'listAuthorizations', method: 'get', path: '/api/v1/me/authorizations' },
   { id: 'listChecks', method: 'get', path: '/api/v1/checks' },
   { id: 'listContributors', method: 'get', path: '/api/v1/{team}/{note}/contributors' },
   { id: 'listIssueComments', method: 'get', path: '/api/v1/{team}/{note}/issues/{index}/comments' },
@@ -125,15 +140,22 @@ export const operationList = [
   { id: 'listRequests', method: 'get', path: '/api/v1/{team}/{note}/requests' },
   { id: 'listTeamNotes', method: 'get', path: '/api/v1/teams/{team}/notes' },
   { id: 'listTeams', method: 'get', path: '/api/v1/teams' },
+  { id: 'listTokens', method: 'get', path: '/api/v1/me/tokens' },
   { id: 'listUsernames', method: 'get', path: '/api/v1/usernames' },
   { id: 'listUserNotes', method: 'get', path: '/api/v1/users/{username}/notes' },
   { id: 'listUsers', method: 'get', path: '/api/v1/users' },
   { id: 'markNotificationsRead', method: 'post', path: '/api/v1/notifications/read' },
   { id: 'mergeRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/merge' },
+  { id: 'oauthAuthorize', method: 'get', path: '/oauth/authorize' },
+  { id: 'oauthMetadata', method: 'get', path: '/.well-known/oauth-authorization-server' },
+  { id: 'oauthRevoke', method: 'post', path: '/oauth/revoke' },
+  { id: 'oauthToken', method: 'post', path: '/oauth/token' },
   { id: 'openRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/open' },
   { id: 'pullFork', method: 'post', path: '/api/v1/{team}/{note}/pull' },
   { id: 'removeTeamUser', method: 'delete', path: '/api/v1/teams/{team}/users/{id}' },
   { id: 'restorePageVersion', method: 'post', path: '/api/v1/{team}/{note}/{page}/histories/{index}/restore' },
+  { id: 'revokeAuthorization', method: 'delete', path: '/api/v1/me/authorizations/{client_id}' },
+  { id: 'revokeToken', method: 'delete', path: '/api/v1/me/tokens/{id}' },
   { id: 'searchNotes', method: 'get', path: '/api/v1/search' },
   { id: 'toggleNotification', method: 'patch', path: '/api/v1/notifications/{id}' },
   { id: 'toggleNotificationViaPut', method: 'put', path: '/api/v1/notifications/{id}' },

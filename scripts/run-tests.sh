@@ -34,6 +34,8 @@ WORK_DIR=""
 # PostgreSQL state (PG_DIR, PG_BINDIR, PG_STARTED, PG_PID, PG_PORT, POLICY_RC_CREATED) and its functions (start_pg,
 # stop_pg, resolve_pg_bindir, ...) are shared with the benchmark.
 source "$ROOT/scripts/lib/postgres.sh"
+# ensure_chromium: Debian's Chromium for the browser test (test/browser/)
+source "$ROOT/scripts/lib/chromium.sh"
 CHILD_PID=""
 
 # run_child CMD...: runs CMD and returns its status. It runs in the background and is
@@ -114,6 +116,7 @@ for entry in "${STATIC_CHECKS[@]}"; do
 done
 
 # ---------------------------------------------------------------- vitest passes
+ensure_chromium
 PGLITE_TOTAL=0
 
 # run_vitest NAME [VAR=value...]: one vitest run with that environment; adds its counts.

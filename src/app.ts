@@ -23,6 +23,7 @@ import { operations } from './http/operations.ts';
 import { subscribeAll } from './modules/subscribers.ts';
 import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
 import { htmlRoutes } from './modules/html/html.routes.ts';
+import { oauthRoutes } from './modules/oauth/oauth.routes.ts';
 import { systemRoutes } from './modules/system/system.routes.ts';
 
 export type AppDependencies = {
@@ -38,6 +39,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
+  app.set('trust proxy', config.trustProxy);
   subscribeAll();
   const urls = createUrls(config.publicUrl);
   const memory: Memory = {
@@ -59,6 +61,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   });
   app.use(systemRoutes({ orm }));
   app.use(avatarRoutes());
+  // OAuth 2 and its pages (/oauth/*, /.well-known/oauth-authorization-server): outside /api/v1, where a cookie never reaches
+  app.use(oauthRoutes(services));
 
   const api = express.Router();
   api.use(stripJsonSuffix);

@@ -12,7 +12,23 @@ export type Config = {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   validateResponses: boolean;
   rateLimitPerHour: number;
+  /**
+   * Express's `trust proxy`: which proxies' `X-Forwarded-For` names the client's address (the sign-in limits count
+   * per address). false (the default) takes the connection's address; behind a reverse proxy, set TRUST_PROXY.
+   */
+  trustProxy: boolean | number | string;
   limits: Limits;
+  oauth: OAuthSettings;
+};
+
+// OAuth 2 (src/modules/oauth): token lifetimes, and the brute-force limits of the sign-in page and the password
+// grant (attempts per account and per client address, in a fixed window).
+export type OAuthSettings = {
+  accessTokenSeconds: number;
+  refreshTokenSeconds: number;
+  signInAttemptsPerAccount: number;
+  signInAttemptsPerAddress: number;
+  signInWindowSeconds: number;
 };
 
 // Limits enforced in code (the fixed schema limits — title 255 chars, 50 mentions, 100 tags, comment 64 KiB — are
@@ -42,6 +58,14 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback:
   return raw as T;
 }
 
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  if (/^[0-9A-Za-z.:/,\s]+$/.test(raw)) return raw;
+  throw new ConfigError(`TRUST_PROXY must be true, false, a number of hops, or addresses/subnets (loopback, 10.0.0.0/8, ...), got "${raw}"`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const environment = oneOf(env, 'NODE_ENV', 'development', ['development', 'test', 'production'] as const);
@@ -69,11 +93,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', environment === 'test' ? 'silent' : 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     validateResponses: environment !== 'production',
     rateLimitPerHour: integer(env, 'RATE_LIMIT_PER_HOUR', 5000, 1, 10_000_000),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     limits: {
       requestBodyBytes: integer(env, 'LIMIT_REQUEST_BODY_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageContentBytes: integer(env, 'LIMIT_PAGE_CONTENT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
+    },
+    oauth: {
+      accessTokenSeconds: integer(env, 'OAUTH_ACCESS_TOKEN_SECONDS', 3600, 60, 31_536_000),
+      refreshTokenSeconds: integer(env, 'OAUTH_REFRESH_TOKEN_SECONDS', 30 * 86_400, 60, 315_360_000),
+      signInAttemptsPerAccount: integer(env, 'SIGN_IN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
+      signInAttemptsPerAddress: integer(env, 'SIGN_IN_ATTEMPTS_PER_ADDRESS', 50, 1, 1_000_000),
+      signInWindowSeconds: integer(env, 'SIGN_IN_WINDOW_SECONDS', 900, 1, 86_400),
     },
   };
 }

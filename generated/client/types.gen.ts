@@ -844,6 +844,7 @@ export type Problem = {
      * | `page_cycle` | 422 | the move would put a page under itself or one of its descendants |
      * | `tree_too_deep` | 422 | the page would be deeper than the page tree depth limit |
      * | `too_many_tags` | 422 | the issue would have more tags than the limit (100) |
+     * | `invalid_redirect_uri` | 422 | an app's redirect URI is not absolute, has a fragment or an unsafe scheme |
      * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
      * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
      * | `not_implemented` | 501 | the operation is described here but not built in this server version |
@@ -852,7 +853,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -874,6 +875,130 @@ export type Problem = {
      * Id of the request in the server's logs; quote it when reporting a problem.
      */
     request_id: string;
+};
+
+/**
+ * An app (OAuth 2 client) that may ask users for tokens. Administrators register apps with the admin command line
+ * (`create-client`, which can make them first-party); users register their own through `createApp`. A public app
+ * (a mobile or desktop app, a single-page app) has no secret and must use PKCE; a confidential app (a web server)
+ * authenticates with its `client_secret` at the token endpoint.
+ *
+ */
+export type App = {
+    model: 'app';
+    /**
+     * The app's public identifier, sent as `client_id`.
+     */
+    client_id: string;
+    /**
+     * Shown to users on the consent page.
+     */
+    name: string;
+    /**
+     * Where `/oauth/authorize` may send the user back. An authorization request's `redirect_uri` must equal one of
+     * them exactly; it may be left out when there is only one.
+     *
+     */
+    redirect_uris: Array<string>;
+    /**
+     * True for an app with a secret; false for a public app (PKCE required).
+     */
+    confidential: boolean;
+    /**
+     * An app of the service itself, registered by an administrator: it skips the consent page and may use the
+     * password grant. Apps registered through the API are never first-party.
+     *
+     */
+    first_party: boolean;
+    /**
+     * Only in the answer of `createApp`, once, for a confidential app: keep it; it cannot be shown again (only its
+     * hash is stored). Null for a public app. Absent everywhere else.
+     *
+     */
+    client_secret?: string | null;
+    created_at: string;
+};
+
+/**
+ * Body of `createApp`, as JSON or as a form (`app[name]=Pocket+Notes&app[redirect_uris][]=pocketnotes://cb`).
+ *
+ */
+export type AppInput = {
+    app: {
+        /**
+         * Shown to users on the consent page.
+         */
+        name: string;
+        /**
+         * Absolute URIs without a fragment: `https:`, `http:` or an app's own scheme (`pocketnotes://cb`); never
+         * `javascript:`, `data:`, `file:` or `vbscript:` (422 `invalid_redirect_uri` otherwise).
+         *
+         */
+        redirect_uris: Array<string>;
+        /**
+         * False registers a public app (no secret, PKCE required).
+         */
+        confidential?: boolean;
+    };
+    [key: string]: unknown;
+};
+
+/**
+ * An app the caller authorized (through the consent page, or by signing in to a first-party app), with the scopes
+ * granted. While it stands, the app gets codes without asking again for the same or fewer scopes.
+ *
+ */
+export type Authorization = {
+    model: 'authorization';
+    app: App;
+    /**
+     * `["read"]` or `["read", "write"]`.
+     */
+    scopes: Array<'read' | 'write'>;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * One of the caller's access tokens: a personal token from the admin command line (`app` null), or one an app got
+ * through OAuth. The secret itself is never shown again; `prefix` tells tokens apart.
+ *
+ */
+export type AccessToken = {
+    model: 'token';
+    id: number;
+    /**
+     * The first characters of the token.
+     */
+    prefix: string;
+    scopes: Array<'read' | 'write'>;
+    /**
+     * The label given at creation (personal tokens), or the app's name.
+     */
+    label: string | null;
+    app: App | null;
+    /**
+     * True for the token this request was made with.
+     */
+    current: boolean;
+    created_at: string;
+    /**
+     * To the minute.
+     */
+    last_used_at: string | null;
+    expires_at: string | null;
+};
+
+/**
+ * An RFC 6749 error (section 5.2), sent as `application/json` by `/oauth/token` and `/oauth/revoke`, never as
+ * problem details: OAuth client libraries read only this shape. `error` is one of `invalid_request`,
+ * `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`,
+ * `temporarily_unavailable` (429: too many sign-in attempts) or `server_error`.
+ *
+ */
+export type OAuthError = {
+    error: string;
+    error_description?: string;
 };
 
 /**
@@ -1332,6 +1457,11 @@ export type IssueState = 'open' | 'closed' | 'all';
  *
  */
 export type IfMatch = string;
+
+/**
+ * The app's `client_id`.
+ */
+export type ClientId = string;
 
 export type ListNotesData = {
     body?: never;
@@ -6885,3 +7015,607 @@ export type ToggleNotificationViaPutResponses = {
 };
 
 export type ToggleNotificationViaPutResponse = ToggleNotificationViaPutResponses[keyof ToggleNotificationViaPutResponses];
+
+export type ListTokensData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page of results to return, starting at 1. A page past the end returns `[]`.
+         */
+        page?: number;
+        /**
+         * Items per page of results.
+         */
+        per_page?: number;
+    };
+    url: '/api/v1/me/tokens';
+};
+
+export type ListTokensErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ListTokensError = ListTokensErrors[keyof ListTokensErrors];
+
+export type ListTokensResponses = {
+    /**
+     * One page of the caller's tokens.
+     */
+    200: Array<AccessToken>;
+};
+
+export type ListTokensResponse = ListTokensResponses[keyof ListTokensResponses];
+
+export type RevokeTokenData = {
+    body?: never;
+    path: {
+        /**
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/api/v1/me/tokens/{id}';
+};
+
+export type RevokeTokenErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type RevokeTokenError = RevokeTokenErrors[keyof RevokeTokenErrors];
+
+export type RevokeTokenResponses = {
+    /**
+     * The token is revoked.
+     */
+    204: void;
+};
+
+export type RevokeTokenResponse = RevokeTokenResponses[keyof RevokeTokenResponses];
+
+export type ListAuthorizationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page of results to return, starting at 1. A page past the end returns `[]`.
+         */
+        page?: number;
+        /**
+         * Items per page of results.
+         */
+        per_page?: number;
+    };
+    url: '/api/v1/me/authorizations';
+};
+
+export type ListAuthorizationsErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ListAuthorizationsError = ListAuthorizationsErrors[keyof ListAuthorizationsErrors];
+
+export type ListAuthorizationsResponses = {
+    /**
+     * One page of the caller's authorizations.
+     */
+    200: Array<Authorization>;
+};
+
+export type ListAuthorizationsResponse = ListAuthorizationsResponses[keyof ListAuthorizationsResponses];
+
+export type RevokeAuthorizationData = {
+    body?: never;
+    path: {
+        /**
+         * The app's `client_id`.
+         */
+        client_id: string;
+    };
+    query?: never;
+    url: '/api/v1/me/authorizations/{client_id}';
+};
+
+export type RevokeAuthorizationErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type RevokeAuthorizationError = RevokeAuthorizationErrors[keyof RevokeAuthorizationErrors];
+
+export type RevokeAuthorizationResponses = {
+    /**
+     * The app's access is revoked.
+     */
+    204: void;
+};
+
+export type RevokeAuthorizationResponse = RevokeAuthorizationResponses[keyof RevokeAuthorizationResponses];
+
+export type ListAppsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page of results to return, starting at 1. A page past the end returns `[]`.
+         */
+        page?: number;
+        /**
+         * Items per page of results.
+         */
+        per_page?: number;
+    };
+    url: '/api/v1/me/apps';
+};
+
+export type ListAppsErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ListAppsError = ListAppsErrors[keyof ListAppsErrors];
+
+export type ListAppsResponses = {
+    /**
+     * One page of the caller's apps.
+     */
+    200: Array<App>;
+};
+
+export type ListAppsResponse = ListAppsResponses[keyof ListAppsResponses];
+
+export type CreateAppData = {
+    body: AppInput;
+    path?: never;
+    query?: never;
+    url: '/api/v1/me/apps';
+};
+
+export type CreateAppErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
+     *
+     */
+    409: Problem;
+    /**
+     * The request body is larger than allowed: 2 MiB in general, 25 MiB for an attachment upload
+     * (`payload_too_large`). Nothing was changed.
+     *
+     */
+    413: Problem;
+    /**
+     * The body's `Content-Type` is not one this operation accepts (`unsupported_media_type`).
+     *
+     */
+    415: Problem;
+    /**
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
+     *
+     */
+    422: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type CreateAppError = CreateAppErrors[keyof CreateAppErrors];
+
+export type CreateAppResponses = {
+    /**
+     * The app, with its secret (confidential apps) shown once.
+     */
+    200: App;
+};
+
+export type CreateAppResponse = CreateAppResponses[keyof CreateAppResponses];
+
+export type DeleteAppData = {
+    body?: never;
+    path: {
+        /**
+         * The app's `client_id`.
+         */
+        client_id: string;
+    };
+    query?: never;
+    url: '/api/v1/me/apps/{client_id}';
+};
+
+export type DeleteAppErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type DeleteAppError = DeleteAppErrors[keyof DeleteAppErrors];
+
+export type DeleteAppResponses = {
+    /**
+     * The app is deleted.
+     */
+    204: void;
+};
+
+export type DeleteAppResponse = DeleteAppResponses[keyof DeleteAppResponses];
+
+export type OauthAuthorizeData = {
+    body?: never;
+    path?: never;
+    query: {
+        response_type: 'code';
+        client_id: string;
+        /**
+         * One of the app's registered redirect URIs, exactly. May be left out when the app has one.
+         */
+        redirect_uri?: string;
+        /**
+         * `read`, `write`, or `read write` (space-separated). `write` includes reading. Left out: `read write`,
+         * what the old clients expect.
+         *
+         */
+        scope?: string;
+        /**
+         * Sent back as it is. Recommended (CSRF protection of the app's callback).
+         */
+        state?: string;
+        /**
+         * `BASE64URL(SHA256(code_verifier))`. Required for public apps.
+         */
+        code_challenge?: string;
+        code_challenge_method?: 'S256';
+    };
+    url: '/oauth/authorize';
+};
+
+export type OauthAuthorizeErrors = {
+    /**
+     * The app or its redirect URI is not known (an HTML page).
+     */
+    400: string;
+};
+
+export type OauthAuthorizeError = OauthAuthorizeErrors[keyof OauthAuthorizeErrors];
+
+export type OauthAuthorizeResponses = {
+    /**
+     * The sign-in page or the consent page.
+     */
+    200: string;
+};
+
+export type OauthAuthorizeResponse = OauthAuthorizeResponses[keyof OauthAuthorizeResponses];
+
+export type OauthTokenData = {
+    body: {
+        grant_type: 'authorization_code' | 'refresh_token' | 'password';
+        code?: string;
+        redirect_uri?: string;
+        code_verifier?: string;
+        refresh_token?: string;
+        username?: string;
+        /**
+         * The same as `username`.
+         */
+        login?: string;
+        password?: string;
+        scope?: string;
+        client_id?: string;
+        client_secret?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/oauth/token';
+};
+
+export type OauthTokenErrors = {
+    /**
+     * An RFC 6749 error (`invalid_request`, `invalid_client`, `invalid_grant`, ...).
+     */
+    400: OAuthError;
+    /**
+     * `invalid_client` for credentials sent with HTTP Basic (with `WWW-Authenticate: Basic`).
+     */
+    401: OAuthError;
+    /**
+     * Too many password attempts for the account or from the address (`temporarily_unavailable`).
+     */
+    429: OAuthError;
+};
+
+export type OauthTokenError = OauthTokenErrors[keyof OauthTokenErrors];
+
+export type OauthTokenResponses = {
+    /**
+     * The tokens (RFC 6749 section 5.1), with `Cache-Control: no-store`.
+     */
+    200: {
+        access_token: string;
+        token_type: 'Bearer';
+        /**
+         * Seconds until the access token expires (3600 by default).
+         */
+        expires_in: number;
+        refresh_token?: string;
+        /**
+         * `read` or `read write`.
+         */
+        scope: string;
+    };
+};
+
+export type OauthTokenResponse = OauthTokenResponses[keyof OauthTokenResponses];
+
+export type OauthRevokeData = {
+    body: {
+        token: string;
+        token_type_hint?: 'access_token' | 'refresh_token';
+        client_id?: string;
+        client_secret?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/oauth/revoke';
+};
+
+export type OauthRevokeErrors = {
+    /**
+     * `invalid_request` (no `token`).
+     */
+    400: OAuthError;
+    /**
+     * `invalid_client`: the app is unknown or its credentials are wrong.
+     */
+    401: OAuthError;
+};
+
+export type OauthRevokeError = OauthRevokeErrors[keyof OauthRevokeErrors];
+
+export type OauthRevokeResponses = {
+    /**
+     * Revoked, or nothing to revoke.
+     */
+    200: unknown;
+};
+
+export type OauthMetadataData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/oauth-authorization-server';
+};
+
+export type OauthMetadataResponses = {
+    /**
+     * The metadata.
+     */
+    200: {
+        issuer: string;
+        authorization_endpoint: string;
+        token_endpoint: string;
+        revocation_endpoint?: string;
+        scopes_supported?: Array<string>;
+        response_types_supported?: Array<string>;
+        grant_types_supported?: Array<string>;
+        token_endpoint_auth_methods_supported?: Array<string>;
+        code_challenge_methods_supported?: Array<string>;
+    };
+};
+
+export type OauthMetadataResponse = OauthMetadataResponses[keyof OauthMetadataResponses];

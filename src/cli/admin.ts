@@ -5,6 +5,10 @@
 //   npm run admin -- create-token <username> [--scope read|write] [--expires-in DAYS] [--label TEXT]
 //   npm run admin -- list-users
 //   npm run admin -- revoke-token <token or token id>
+//   npm run admin -- set-password <username>            (the password from standard input, or a prompt)
+//   npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party]
+//   npm run admin -- list-clients
+//   npm run admin -- delete-client <client id>
 //
 // create-token prints the token alone on the last line of its output; one line on stderr says which database the
 // command opened. On the embedded database it never creates one: a DATA_DIR with no database yet (a typo, or a
@@ -14,35 +18,51 @@ import { describeDatabaseUrl, migrate, NoDatabaseError, openDatabase } from '../
 import { HttpError } from '../http/errors.ts';
 import { Token } from '../modules/auth/token.entity.ts';
 import { hashToken, issueToken, looksLikeToken } from '../modules/auth/tokens.ts';
+import { passwordProblem, setPassword } from '../modules/auth/passwords.ts';
+import { createClient, redirectUriProblem } from '../modules/oauth/clients.ts';
+import { OAuthClient } from '../modules/oauth/oauth.entity.ts';
 import { User } from '../modules/users/user.entity.ts';
+import { readPassword } from './read-password.ts';
 import { createUser, findUserByUsername } from '../modules/users/users.service.ts';
 
 const usage = `usage:
   npm run admin -- create-user <username> [--name NAME] [--lang en|ja]
   npm run admin -- create-token <username> [--scope read|write] [--expires-in DAYS] [--label TEXT]
   npm run admin -- list-users
-  npm run admin -- revoke-token <token | token id>`;
+  npm run admin -- revoke-token <token | token id>
+  npm run admin -- set-password <username>   (reads the password from standard input, or asks for it)
+  npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party]
+  npm run admin -- list-clients
+  npm run admin -- delete-client <client id>`;
 
 class UsageError extends Error {}
 
-type Parsed = { positional: string[]; flags: Map<string, string> };
+type Parsed = { positional: string[]; flags: Map<string, string>; repeated: Map<string, string[]>; switches: Set<string> };
 
-function parse(args: string[], allowed: string[]): Parsed {
+/** `allowed` take a value (a repeated one is kept in `repeated` too); `switchNames` take none. */
+function parse(args: string[], allowed: string[], switchNames: string[] = []): Parsed {
   const positional: string[] = [];
   const flags = new Map<string, string>();
+  const repeated = new Map<string, string[]>();
+  const switches = new Set<string>();
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
     if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split('=', 2) as [string, string | undefined];
+      if (switchNames.includes(name) && inline === undefined) {
+        switches.add(name);
+        continue;
+      }
       if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
       const value = inline ?? args[++i];
       if (value === undefined) throw new UsageError(`--${name} needs a value`);
       flags.set(name, value);
+      repeated.set(name, [...(repeated.get(name) ?? []), value]);
     } else {
       positional.push(arg);
     }
   }
-  return { positional, flags };
+  return { positional, flags, repeated, switches };
 }
 
 async function run(argv: string[]): Promise<number> {
@@ -51,7 +71,7 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return command ? 0 : 2;
   }
-  const commands = ['create-user', 'create-token', 'list-users', 'revoke-token'];
+  const commands = ['create-user', 'create-token', 'list-users', 'revoke-token', 'set-password', 'create-client', 'list-clients', 'delete-client'];
   if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
   const config = loadConfig();
   if (config.databaseUrl) process.stderr.write(`admin: using PostgreSQL at ${describeDatabaseUrl(config.databaseUrl)}\n`);
@@ -107,6 +127,58 @@ async function run(argv: string[]): Promise<number> {
         const deleted = await em.nativeDelete(Token, where);
         if (deleted === 0) throw new HttpError(404, 'not_found', 'no such token');
         process.stdout.write('token revoked\n');
+        return 0;
+      }
+      case 'set-password': {
+        const { positional } = parse(rest, []);
+        if (positional.length !== 1) throw new UsageError('set-password takes one username');
+        const user = await findUserByUsername(em, positional[0]!);
+        if (!user) throw new HttpError(404, 'not_found', `no user is named "${positional[0]}"`);
+        const password = await readPassword();
+        if (password === undefined) throw new UsageError('the two passwords differ');
+        const problem = passwordProblem(password);
+        if (problem) throw new UsageError(problem);
+        await setPassword(em, user, password);
+        process.stdout.write(`password set for ${user.username}\n`);
+        return 0;
+      }
+      case 'create-client': {
+        const { positional, repeated, switches } = parse(rest, ['redirect-uri'], ['confidential', 'public', 'first-party']);
+        if (positional.length !== 1) throw new UsageError('create-client takes one name (quote it if it has spaces)');
+        const name = positional[0]!.trim();
+        if (name === '' || name.length > 255) throw new UsageError('the name has 1 to 255 characters');
+        if (switches.has('confidential') && switches.has('public')) throw new UsageError('a client is --confidential or --public, not both');
+        const redirectUris = repeated.get('redirect-uri') ?? [];
+        if (redirectUris.length === 0) throw new UsageError('create-client needs at least one --redirect-uri');
+        for (const uri of redirectUris) {
+          const problem = redirectUriProblem(uri);
+          if (problem) throw new UsageError(problem);
+        }
+        const confidential = !switches.has('public');
+        const { client, secret } = await createClient(em, { name, redirectUris, confidential, firstParty: switches.has('first-party') });
+        const kind = `${confidential ? 'confidential' : 'public'}${client.firstParty ? ', first-party' : ''}`;
+        process.stdout.write(`created ${kind} client "${client.name}"\nclient_id: ${client.clientId}\n`);
+        if (secret) process.stdout.write(`client_secret (shown once, keep it safe):\n${secret}\n`);
+        return 0;
+      }
+      case 'list-clients': {
+        parse(rest, []);
+        const clients = await em.find(OAuthClient, {}, { orderBy: { id: 'asc' }, populate: ['owner'] });
+        process.stdout.write('client_id\tname\tkind\towner\tredirect_uris\n');
+        for (const client of clients) {
+          const kind = `${client.confidential ? 'confidential' : 'public'}${client.firstParty ? ',first-party' : ''}`;
+          process.stdout.write(`${client.clientId}\t${client.name}\t${kind}\t${client.owner?.username ?? '-'}\t${client.redirectUris.join(' ')}\n`);
+        }
+        return 0;
+      }
+      case 'delete-client': {
+        const { positional } = parse(rest, []);
+        if (positional.length !== 1) throw new UsageError('delete-client takes one client id');
+        const client = await em.findOne(OAuthClient, { clientId: positional[0]! });
+        if (!client) throw new HttpError(404, 'not_found', 'no such client');
+        // its tokens go with it (on delete cascade); forget them in every server process through the change feed
+        await em.nativeDelete(OAuthClient, { id: client.id });
+        process.stdout.write('client deleted, with every token it held\n');
         return 0;
       }
       default:

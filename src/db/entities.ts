@@ -4,10 +4,12 @@ import { CommentSchema } from '../modules/comments/comment.entity.ts';
 import { IssueSchema, TagSchema } from '../modules/issues/issue.entity.ts';
 import { LogSchema } from '../modules/logs/log.entity.ts';
 import { NoteSchema } from '../modules/notes/note.entity.ts';
+import { AuthorizationCodeSchema, OAuthClientSchema, OAuthGrantSchema, RefreshTokenSchema } from '../modules/oauth/oauth.entity.ts';
 import { NotificationSchema } from '../modules/notifications/notification.entity.ts';
 import { PageSchema, PageVersionSchema } from '../modules/pages/page.entity.ts';
 import { MergeRequestPageSchema, MergeRequestSchema } from '../modules/requests/merge-request.entity.ts';
 import { MembershipSchema, TeamSchema } from '../modules/teams/team.entity.ts';
+import { BrowserSessionSchema } from '../modules/sessions/session.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
 
 export const entities = [
@@ -27,4 +29,9 @@ export const entities = [
   MergeRequestPageSchema,
   NotificationSchema,
   LogSchema,
+  OAuthClientSchema,
+  AuthorizationCodeSchema,
+  RefreshTokenSchema,
+  OAuthGrantSchema,
+  BrowserSessionSchema,
 ];

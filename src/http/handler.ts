@@ -92,10 +92,17 @@ export function defineOperation<Id extends OperationId, S extends ScopeKind>(
 export type NotBuilt = { readonly notBuilt: true };
 export const notBuilt: NotBuilt = { notBuilt: true };
 
+/**
+ * An operation the document describes outside /api/v1 that a plain express route serves (the OAuth endpoints,
+ * driven by their library): `servedBy` names the module. Requests for it never reach the API router.
+ */
+export type ServedByRoute = { readonly servedBy: string };
+export const servedByRoute = (module: string): ServedByRoute => ({ servedBy: module });
+
 /** Every operation of the document, each with its handler or marked as not built: a missing one fails `tsc`. */
 export type OperationTable = {
   [Id in OperationId]: OperationDefinition<Id, 'caller'> | OperationDefinition<Id, 'team'> | OperationDefinition<Id, 'note'>
-    | OperationDefinition<Id, 'page'> | NotBuilt;
+    | OperationDefinition<Id, 'page'> | NotBuilt | ServedByRoute;
 };
 
 export type AppServices = { config: Config; urls: Urls; memory: Memory };

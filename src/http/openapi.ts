@@ -174,7 +174,9 @@ export function openApiMiddleware(document: OpenApiDocument, table: OperationTab
         ? () => {
             throw notImplemented(id);
           }
-        : bindOperation(entry as OperationDefinition<OperationId>, services, headerNamesOf(document, pathKey, route.method));
+        : 'servedBy' in entry
+          ? (_req, _res, next) => next()
+          : bindOperation(entry as OperationDefinition<OperationId>, services, headerNamesOf(document, pathKey, route.method));
       bound.set(id, handler);
     }
     return handler;

@@ -8,6 +8,7 @@ import { notificationOperations } from '../modules/notifications/notifications.h
 import { issueCommentOperations } from '../modules/comments/issue-comments.handlers.ts';
 import { noteCommentOperations } from '../modules/comments/note-comments.handlers.ts';
 import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
+import { oauthOperations } from '../modules/oauth/oauth.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
 import { pageOperations } from '../modules/pages/pages.handlers.ts';
 import { versionOperations } from '../modules/pages/versions.handlers.ts';
@@ -26,6 +27,7 @@ export const operations: OperationTable = {
   ...versionOperations,
   ...issueOperations,
   ...issueCommentOperations,
+  ...oauthOperations,
   // not built yet: each later issue replaces its entries with handlers
   createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
   listRequests: notBuilt, getRequest: notBuilt, createRequest: notBuilt, openRequest: notBuilt, closeRequest: notBuilt,

@@ -41,7 +41,7 @@ describe('the generated client with an auth callback', () => {
 
   it('while the document still offers the access_token query parameter, and the server takes it', async () => {
     const document = loadOpenApiDocument() as unknown as { security: Record<string, string[]>[]; components: { securitySchemes: Record<string, { in?: string; name?: string }> } };
-    expect(document.security).toEqual([{ bearerAuth: [] }, { accessToken: [] }]);
+    expect(document.security).toEqual([{ bearerAuth: [] }, { accessToken: [] }, { oauth2: [] }]);
     expect(document.components.securitySchemes.accessToken).toMatchObject({ in: 'query', name: 'access_token' });
     const answer = await fetch(`${app.baseUrl}/api/v1/me?access_token=${alice.token}`);
     expect(answer.status).toBe(200);

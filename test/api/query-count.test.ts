@@ -1,6 +1,10 @@
 // Lists cost a fixed number of queries however long they are: presenters embed teams with all their users, forks
 // with their originals, but everything is loaded in batches.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Token } from '../../src/modules/auth/token.entity.ts';
+import { createClient } from '../../src/modules/oauth/clients.ts';
+import { recordGrant } from '../../src/modules/oauth/model.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeIssue, makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 
@@ -132,5 +136,32 @@ describe('note comments, notifications and the activity log cost a fixed number 
     const large = await measure();
     expect(large).toEqual(small);
     expect((await reader.client.get('/api/v1/notifications')).body).toHaveLength(11);
+  });
+});
+
+describe('the caller’s apps, authorizations and tokens cost a fixed number of queries', () => {
+  it('however many there are', async () => {
+    const em = app.em();
+    const grow = async (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        const { client } = await createClient(em, { name: `app ${i}`, redirectUris: ['https://app.example/cb'], confidential: false, owner: reader.user });
+        await recordGrant(em, reader.user.id, client.id, 'read');
+        em.create(Token, { user: reader.user.id, tokenHash: randomBytes(32).toString('hex'), prefix: 'nt_x', scope: 'read', label: null, expiresAt: null, lastUsedAt: null, clientId: client.id, family: null });
+        await em.flush();
+      }
+    };
+    const lists = ['/api/v1/me/apps', '/api/v1/me/authorizations', '/api/v1/me/tokens'];
+    const measure = async () => {
+      await reader.client.get('/api/v1/me');
+      const counts: Record<string, number> = {};
+      for (const path of lists) counts[path] = await app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+      return counts;
+    };
+    await grow(2);
+    const small = await measure();
+    await grow(10);
+    const large = await measure();
+    expect(large).toEqual(small);
+    expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(5);
   });
 });

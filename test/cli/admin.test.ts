@@ -25,9 +25,10 @@ type Finished = { status: number | null; stdout: string; stderr: string };
 /** Runs a process to the end without blocking the event loop: a spawnSync here would stall the HTTP client's
  * keep-alive timers, so a request after a few seconds of it went out on a connection the server had just closed
  * ("other side closed"). */
-function runProcess(args: string[], processEnv: NodeJS.ProcessEnv): Promise<Finished> {
+function runProcess(args: string[], processEnv: NodeJS.ProcessEnv, input?: string): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(node, args, { cwd: root, env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, args, { cwd: root, env: processEnv, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -144,6 +145,42 @@ describe('server and admin command line', () => {
     expect((await admin('list-users')).stdout).toMatch(/\tcarol\tCarol C\tja/);
     expect((await admin('revoke-token', created.lastLine)).status).toBe(0);
     expect((await carol.get('/api/v1/me')).status).toBe(401);
+  });
+
+  it('sets passwords from standard input and registers OAuth clients, which then get tokens', async () => {
+    const short = await runProcess(['src/cli/admin.ts', 'set-password', 'carol'], env, 'short\n');
+    expect(short.status).toBe(2);
+    expect(short.stderr).toContain('at least 8 characters');
+    const set = await runProcess(['src/cli/admin.ts', 'set-password', 'carol'], env, 'carol has a long password\n');
+    expect(set.status, set.stderr).toBe(0);
+    expect((await runProcess(['src/cli/admin.ts', 'set-password', 'nobody-here'], env, 'whatever-password\n')).status).toBe(1);
+
+    const created = await admin('create-client', 'Notes for iOS', '--redirect-uri', 'notesapp://callback', '--confidential', '--first-party');
+    expect(created.status, created.stderr).toBe(0);
+    const clientId = /client_id: ([0-9a-f]{32})/.exec(created.stdout)?.[1];
+    expect(clientId).toBeDefined();
+    const secret = created.lastLine;
+    expect(secret).toMatch(/^ns_/);
+    const form = new URLSearchParams({ grant_type: 'password', login: 'carol', password: 'carol has a long password', client_id: clientId!, client_secret: secret });
+    const token = await fetch(`${baseUrl}/oauth/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: form });
+    expect(token.status).toBe(200);
+    const { access_token: accessToken } = (await token.json()) as { access_token: string };
+    expect((await new ApiClient(baseUrl, accessToken).get('/api/v1/me')).body.username).toBe('carol');
+
+    const publicClient = await admin('create-client', 'Desktop', '--redirect-uri', 'http://127.0.0.1:8123/cb', '--redirect-uri', 'desktop://cb', '--public');
+    expect(publicClient.status).toBe(0);
+    expect(publicClient.stdout).not.toContain('client_secret');
+    const listed = await admin('list-clients');
+    expect(listed.stdout).toContain(`${clientId}\tNotes for iOS\tconfidential,first-party\t-\tnotesapp://callback`);
+    expect(listed.stdout).toMatch(/\tDesktop\tpublic\t-\thttp:\/\/127\.0\.0\.1:8123\/cb desktop:\/\/cb/);
+
+    expect((await admin('create-client', 'No URI')).status).toBe(2);
+    expect((await admin('create-client', 'Bad', '--redirect-uri', 'javascript:alert(1)')).status).toBe(2);
+    expect((await admin('create-client', 'Both', '--redirect-uri', 'https://a.example/cb', '--public', '--confidential')).status).toBe(2);
+
+    expect((await admin('delete-client', clientId!)).status).toBe(0);
+    expect((await new ApiClient(baseUrl, accessToken).get('/api/v1/me')).status).toBe(401);
+    expect((await admin('delete-client', clientId!)).status).toBe(1);
   });
 
   it('refuses bad input with a message and a non-zero status, changing nothing', async () => {

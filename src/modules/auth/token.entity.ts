@@ -18,6 +18,10 @@ export const TokenSchema = defineEntity({
     label: p.string().length(255).nullable(),
     expiresAt: p.datetime().columnType('timestamptz(0)').nullable(),
     lastUsedAt: p.datetime().columnType('timestamptz(0)').nullable(),
+    /** The app (oauth_clients.id) an OAuth token was issued to; null for a personal token. */
+    clientId: p.integer().nullable(),
+    /** The grant an OAuth token came from: revoked together (oauth/revocation.ts). */
+    family: p.string().length(32).nullable(),
     createdAt: createdAt(),
   },
 });

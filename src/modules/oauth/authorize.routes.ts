@@ -1,0 +1,179 @@
+// GET/POST /oauth/authorize and the sign-in page: the authorization-code flow for a browser. The checks that decide
+// whether the app and its redirect URI are real happen here, before anything is sent to that URI (an error then is
+// a page: no open redirects); everything after is @node-oauth/oauth2-server's `authorize`, whose errors go back to
+// the app's redirect URI as RFC 6749 section 4.1.2.1 says.
+import express from 'express';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import OAuth2Server from '@node-oauth/oauth2-server';
+import type { OAuthSettings } from '../../config.ts';
+import { checkCredentials } from '../auth/passwords.ts';
+import { escapeHtml } from '../html/html.routes.ts';
+import type { Sessions, SignedIn } from '../sessions/sessions.ts';
+import type { User } from '../users/user.entity.ts';
+import { findClient } from './clients.ts';
+import { grantCovers, oauthModel } from './model.ts';
+import type { OAuthClient } from './oauth.entity.ts';
+import { consentPage, errorPage, sendPage, signInPage, stylesheet } from './pages.ts';
+import { parseScopeParameter, tokenScopeOf } from './scopes.ts';
+import { sendRateLimitHeaders, type SignInLimits } from './sign-in-limits.ts';
+
+export const AUTHORIZATION_CODE_SECONDS = 600;
+const PARAMETERS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
+type Parameters = Partial<Record<(typeof PARAMETERS)[number], string>>;
+
+/** An authorization request whose app and redirect URI are known to be registered. */
+type Known = { client: OAuthClient; redirectUri: string; parameters: Parameters };
+
+function collect(source: Record<string, unknown>): Parameters | string {
+  const parameters: Parameters = {};
+  for (const name of PARAMETERS) {
+    const value = source[name];
+    if (value === undefined || value === '') continue;
+    if (typeof value !== 'string') return `the parameter ${name} was given more than once`;
+    if (value.length > 2000) return `the parameter ${name} is too long`;
+    parameters[name] = value;
+  }
+  return parameters;
+}
+
+/** The app and the redirect URI, or what is wrong (shown as a page: the URI to send an error to is not known). */
+async function identify(em: EntityManager, source: Record<string, unknown>): Promise<Known | string> {
+  const parameters = collect(source);
+  if (typeof parameters === 'string') return parameters;
+  if (!parameters.client_id) return 'the link names no app (client_id is missing)';
+  const client = await findClient(em, parameters.client_id);
+  if (!client) return 'the app this link names is not registered here';
+  const registered = client.redirectUris;
+  if (parameters.redirect_uri !== undefined && !registered.includes(parameters.redirect_uri)) {
+    return 'the redirect URI of this link is not registered for the app';
+  }
+  if (parameters.redirect_uri === undefined && registered.length !== 1) return 'the link names no redirect URI (redirect_uri is missing)';
+  const redirectUri = parameters.redirect_uri ?? registered[0]!;
+  return { client, redirectUri, parameters: { ...parameters, redirect_uri: redirectUri } };
+}
+
+function errorRedirect(redirectUri: string, error: string, description: string, state: string | undefined): string {
+  const url = new URL(redirectUri);
+  url.searchParams.set('error', error);
+  url.searchParams.set('error_description', description);
+  if (state !== undefined) url.searchParams.set('state', state);
+  return url.toString();
+}
+
+/** What is wrong with the request itself, as an RFC 6749 error to redirect with. */
+function requestProblem({ client, parameters }: Known): [string, string] | undefined {
+  if (!parameters.response_type) return ['invalid_request', 'Missing parameter: `response_type`'];
+  if (parameters.response_type !== 'code') return ['unsupported_response_type', 'only response_type=code is supported'];
+  if (!tokenScopeOf(parseScopeParameter(parameters.scope))) return ['invalid_scope', 'the scopes are `read` and `write`'];
+  if (parameters.code_challenge !== undefined && parameters.code_challenge_method !== 'S256') return ['invalid_request', '`code_challenge_method` must be S256'];
+  if (!client.confidential && parameters.code_challenge === undefined) return ['invalid_request', 'a public client must use PKCE (`code_challenge` with `code_challenge_method=S256`)'];
+  return undefined;
+}
+
+const authorizePath = (parameters: Parameters) => `/oauth/authorize?${new URLSearchParams(parameters as Record<string, string>).toString()}`;
+const safeReturnTo = (value: unknown) => (typeof value === 'string' && value.startsWith('/oauth/authorize?') && value.length < 8000 ? value : undefined);
+
+export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Sessions; limits: SignInLimits }): express.Router {
+  const { settings, sessions, limits } = options;
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 });
+
+  /** Issues the code (or, when `allowed` is false, the access_denied answer) through the library, and redirects. */
+  async function finish(req: express.Request, res: express.Response, known: Known, user: User, allowed: boolean) {
+    const { parameters, redirectUri } = known;
+    const model = oauthModel({ em: req.em, settings, endpoint: 'authorize', codeChallenge: parameters.code_challenge, codeChallengeMethod: parameters.code_challenge_method });
+    const server = new OAuth2Server({ model: model as never });
+    const request = new OAuth2Server.Request({ method: req.method, headers: {}, query: parameters as Record<string, string>, body: allowed ? {} : { allowed: 'false' } });
+    const response = new OAuth2Server.Response();
+    const status = req.method === 'POST' ? 303 : 302;
+    try {
+      await server.authorize(request, response, { authenticateHandler: { handle: async () => user }, allowEmptyState: true, authorizationCodeLifetime: AUTHORIZATION_CODE_SECONDS });
+      res.set('Cache-Control', 'no-store').redirect(status, response.get('location') as string);
+    } catch (error) {
+      if (!(error instanceof OAuth2Server.OAuthError)) throw error;
+      if (error instanceof OAuth2Server.ServerError) req.log.error('authorization failed', { error: String((error as { inner?: unknown }).inner ?? error) });
+      res.set('Cache-Control', 'no-store').redirect(status, errorRedirect(redirectUri, error.name, error.message, parameters.state));
+    }
+  }
+
+  async function showSignIn(req: express.Request, res: express.Response, status: number, returnTo: string, extra: { login?: string; message?: string } = {}) {
+    const returning = await identify(req.em, Object.fromEntries(new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1))));
+    const known = typeof returning === 'string' ? undefined : returning;
+    const page = signInPage({ csrfToken: sessions.csrfToken(req, res, undefined), returnTo, appName: known?.client.name, ...extra });
+    sendPage(res, status, 'Sign in', page, known?.redirectUri);
+  }
+
+  /** The authorization request, from the query (GET) or the consent form (POST). */
+  async function authorize(req: express.Request, res: express.Response, source: Record<string, unknown>, decision: 'ask' | 'allow' | 'deny') {
+    const known = await identify(req.em, source);
+    if (typeof known === 'string') return sendPage(res, 400, 'Cannot authorize', errorPage(known));
+    const problem = requestProblem(known);
+    if (problem) return res.set('Cache-Control', 'no-store').redirect(req.method === 'POST' ? 303 : 302, errorRedirect(known.redirectUri, problem[0], problem[1], known.parameters.state));
+    const session = await sessions.read(req);
+    if (!session) return showSignIn(req, res, 200, authorizePath(known.parameters));
+    if (decision !== 'ask') {
+      if (!sessions.checkCsrf(req, (req.body as Record<string, unknown>).csrf_token, session)) {
+        return sendPage(res, 403, 'Cannot authorize', errorPage('the form has expired or did not come from this site'));
+      }
+      return finish(req, res, known, session.user, decision === 'allow');
+    }
+    const scope = tokenScopeOf(parseScopeParameter(known.parameters.scope))!;
+    if (known.client.firstParty || (await grantCovers(req.em, session.user.id, known.client.id, scope))) return finish(req, res, known, session.user, true);
+    showConsent(res, session, known, scope);
+  }
+
+  function showConsent(res: express.Response, session: SignedIn, known: Known, scope: 'read' | 'write') {
+    const page = consentPage({ csrfToken: session.csrfToken, appName: known.client.name, username: session.user.username, scope, parameters: known.parameters as Record<string, string> });
+    sendPage(res, 200, `Authorize ${known.client.name}`, page, known.redirectUri);
+  }
+
+  router.get('/oauth/style.css', (_req, res) => {
+    res.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }).type('text/css; charset=utf-8').send(stylesheet);
+  });
+
+  router.get('/oauth/authorize', async (req, res) => authorize(req, res, req.query as Record<string, unknown>, 'ask'));
+
+  router.post('/oauth/authorize', form, async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const decision = body.decision === 'allow' ? 'allow' : 'deny';
+    await authorize(req, res, body, decision);
+  });
+
+  router.get('/oauth/sign-in', async (req, res) => {
+    const session = await sessions.read(req);
+    const returnTo = safeReturnTo(req.query.return_to);
+    if (session && returnTo) return res.redirect(303, returnTo);
+    if (session) return sendPage(res, 200, 'Signed in', `<h1>Signed in</h1><p>You are signed in as ${escapeHtml(session.user.username)}.</p>`);
+    await showSignIn(req, res, 200, returnTo ?? '');
+  });
+
+  router.post('/oauth/sign-in', form, async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const returnTo = safeReturnTo(body.return_to) ?? '';
+    const login = typeof body.login === 'string' ? body.login.trim() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    // the sign-in form always carries the pre-sign-in token (showSignIn), also when a session exists already
+    if (!sessions.checkCsrf(req, body.csrf_token, undefined)) {
+      return showSignIn(req, res, 403, returnTo, { login, message: 'The form had expired. Please sign in again.' });
+    }
+    const verdict = limits.attempt(login, req.ip ?? 'unknown');
+    sendRateLimitHeaders(res, verdict);
+    if (verdict.exceeded) return showSignIn(req, res, 429, returnTo, { login, message: `Too many sign-in attempts. Try again in ${verdict.resetSeconds} seconds.` });
+    const user = login && password ? await checkCredentials(req.em, login, password) : undefined;
+    if (!user) return showSignIn(req, res, 403, returnTo, { login, message: 'The user name or the password is wrong.' });
+    await sessions.start(req, res, user);
+    if (returnTo) return res.redirect(303, returnTo);
+    sendPage(res, 200, 'Signed in', `<h1>Signed in</h1><p>You are signed in.</p>`);
+  });
+
+  router.post('/oauth/sign-out', form, async (req, res) => {
+    const session = await sessions.read(req);
+    if (session && !sessions.checkCsrf(req, (req.body as Record<string, unknown>).csrf_token, session)) {
+      return sendPage(res, 403, 'Sign out', errorPage('the form has expired or did not come from this site'));
+    }
+    await sessions.end(req, res);
+    sendPage(res, 200, 'Signed out', '<h1>Signed out</h1>');
+  });
+
+  return router;
+}

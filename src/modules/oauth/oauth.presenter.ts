@@ -1,0 +1,44 @@
+// Apps, authorizations and tokens as the document describes them (App, Authorization, AccessToken). Pure.
+import type { AccessToken, App, Authorization } from '../../../generated/client/types.gen.ts';
+import type { Token } from '../auth/token.entity.ts';
+import type { OAuthClient, OAuthGrant } from './oauth.entity.ts';
+import { scopeList } from './scopes.ts';
+
+export function presentApp(client: OAuthClient, secret?: string | null): App {
+  return {
+    model: 'app',
+    client_id: client.clientId,
+    name: client.name,
+    redirect_uris: client.redirectUris,
+    confidential: client.confidential,
+    first_party: client.firstParty,
+    ...(secret !== undefined ? { client_secret: secret } : {}),
+    created_at: client.createdAt.toISOString(),
+  };
+}
+
+export function presentAuthorization(grant: OAuthGrant & { client: OAuthClient }): Authorization {
+  return {
+    model: 'authorization',
+    app: presentApp(grant.client),
+    scopes: scopeList(grant.scope),
+    created_at: grant.createdAt.toISOString(),
+    updated_at: grant.updatedAt.toISOString(),
+  };
+}
+
+export function presentToken(token: Token, apps: ReadonlyMap<number, OAuthClient>, currentTokenId: number): AccessToken {
+  const app = token.clientId === null || token.clientId === undefined ? undefined : apps.get(token.clientId);
+  return {
+    model: 'token',
+    id: token.id,
+    prefix: token.prefix,
+    scopes: scopeList(token.scope),
+    label: token.label ?? null,
+    app: app ? presentApp(app) : null,
+    current: token.id === currentTokenId,
+    created_at: token.createdAt.toISOString(),
+    last_used_at: token.lastUsedAt ? token.lastUsedAt.toISOString() : null,
+    expires_at: token.expiresAt ? token.expiresAt.toISOString() : null,
+  };
+}

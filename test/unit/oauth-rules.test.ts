@@ -1,0 +1,78 @@
+// The small rules of the OAuth module, as tables: scopes, redirect URIs, the sign-in limits, password hashes.
+import { describe, expect, it } from 'vitest';
+import { hashPassword, passwordProblem, verifyPassword } from '../../src/modules/auth/passwords.ts';
+import { redirectUriProblem } from '../../src/modules/oauth/clients.ts';
+import { parseScopeParameter, scopeList, tokenScopeOf } from '../../src/modules/oauth/scopes.ts';
+import { signInLimits } from '../../src/modules/oauth/sign-in-limits.ts';
+
+describe('scopes', () => {
+  it.each([
+    [undefined, 'write'],
+    ['', 'write'],
+    ['read', 'read'],
+    ['write', 'write'],
+    ['read write', 'write'],
+    ['read+write', 'write'],
+    ['read,write', 'write'],
+    ['admin', undefined],
+    ['read admin', undefined],
+  ])('%j asks for %s', (parameter, expected) => {
+    expect(tokenScopeOf(parseScopeParameter(parameter))).toBe(expected);
+  });
+
+  it('lists a write token as read and write', () => {
+    expect(scopeList('write')).toEqual(['read', 'write']);
+    expect(scopeList('read')).toEqual(['read']);
+  });
+});
+
+describe('redirect URIs', () => {
+  it.each([
+    ['https://app.example/cb', true],
+    ['http://192.168.1.5:8080/cb', true],
+    ['notesapp://oauth/callback', true],
+    ['https://app.example/cb?x=1', true],
+    ['https://app.example/cb#fragment', false],
+    ['/relative/cb', false],
+    ['javascript:alert(1)', false],
+    ['data:text/html,hi', false],
+    ['file:///etc/passwd', false],
+    [`https://app.example/${'a'.repeat(2000)}`, false],
+  ])('%s is acceptable: %s', (uri, acceptable) => {
+    expect(redirectUriProblem(uri) === undefined).toBe(acceptable);
+  });
+});
+
+describe('sign-in limits', () => {
+  const settings = { accessTokenSeconds: 3600, refreshTokenSeconds: 86400, signInAttemptsPerAccount: 2, signInAttemptsPerAddress: 3, signInWindowSeconds: 60 };
+
+  it('count per account (case-insensitively) and per address, and report the tighter', () => {
+    const limits = signInLimits(settings);
+    expect(limits.attempt('Alice', '10.0.0.1')).toMatchObject({ limit: 2, remaining: 1, exceeded: false });
+    expect(limits.attempt('alice', '10.0.0.2')).toMatchObject({ remaining: 0, exceeded: false });
+    expect(limits.attempt('ALICE', '10.0.0.3')).toMatchObject({ exceeded: true });
+    expect(limits.attempt('bob', '10.0.0.1')).toMatchObject({ remaining: 1, exceeded: false });
+    expect(limits.attempt('carol', '10.0.0.1')).toMatchObject({ remaining: 0, exceeded: false });
+    expect(limits.attempt('dave', '10.0.0.1')).toMatchObject({ limit: 3, exceeded: true });
+    expect(limits.attempt('dave', '10.0.0.9')).toMatchObject({ exceeded: false });
+  });
+});
+
+describe('passwords', () => {
+  it('hash with scrypt and a salt, and verify', async () => {
+    const one = await hashPassword('correct horse battery');
+    const two = await hashPassword('correct horse battery');
+    expect(one).toMatch(/^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+    expect(one).not.toBe(two);
+    expect(await verifyPassword('correct horse battery', one)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', one)).toBe(false);
+    expect(await verifyPassword('anything', 'not a hash')).toBe(false);
+  });
+
+  it('are 8 to 1024 characters without NUL', () => {
+    expect(passwordProblem('short')).toMatch(/at least 8/);
+    expect(passwordProblem('x'.repeat(1025))).toMatch(/at most 1024/);
+    expect(passwordProblem('long enough\u0000')).toMatch(/NUL/);
+    expect(passwordProblem('long enough')).toBeUndefined();
+  });
+});
