@@ -13,7 +13,13 @@ export type Config = {
   validateResponses: boolean;
   rateLimitPerHour: number;
   limits: Limits;
+  /** Where attachment bytes live: the local directory `<DATA_DIR>/attachments` (default), or an S3-compatible store. */
+  storage: StorageConfig;
 };
+
+export type StorageConfig =
+  | { kind: 'local' }
+  | { kind: 's3'; bucket: string; region: string; endpoint: string | undefined; prefix: string; forcePathStyle: boolean; accessKeyId: string | undefined; secretAccessKey: string | undefined };
 
 // Limits enforced in code (the fixed schema limits — title 255 chars, 50 mentions, 100 tags, comment 64 KiB — are
 // written in the OpenAPI document itself).
@@ -40,6 +46,29 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback:
   if (raw === undefined || raw === '') return fallback;
   if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   return raw as T;
+}
+
+/** `S3_BUCKET` switches attachment storage to S3; the other `S3_*` variables say where and how (README). */
+function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
+  const bucket = env.S3_BUCKET;
+  if (!bucket) return { kind: 'local' };
+  const endpoint = env.S3_ENDPOINT || undefined;
+  if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint)) throw new ConfigError(`S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
+  const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together');
+  const prefix = env.S3_PREFIX ?? 'attachments/';
+  return {
+    kind: 's3',
+    bucket,
+    region: env.S3_REGION || 'us-east-1',
+    endpoint,
+    prefix,
+    // a self-hosted store (MinIO, Garage, s3rver) answers on paths, not on bucket subdomains
+    forcePathStyle: oneOf(env, 'S3_FORCE_PATH_STYLE', endpoint ? 'true' : 'false', ['true', 'false'] as const) === 'true',
+    accessKeyId,
+    secretAccessKey,
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -75,5 +104,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
     },
+    storage: storageConfig(env),
   };
 }
