@@ -22,7 +22,7 @@ function partHead(part: Part): string {
   const data = Buffer.from(part.data);
   let disposition = `form-data; name="${part.name}"`;
   if (part.filename !== undefined) {
-    disposition += part.extendedFilename ? `; filename*=UTF-8''${encodeURIComponent(part.filename)}` : `; filename="${part.filename}"`;
+    disposition += part.extendedFilename ? `; filename*=UTF-8''${encodeURIComponent(part.filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}` : `; filename="${part.filename}"`;
   }
   const lines = [`--${BOUNDARY}`, `Content-Disposition: ${disposition}`];
   if (part.type) lines.push(`Content-Type: ${part.type}`);
