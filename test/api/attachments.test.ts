@@ -229,6 +229,22 @@ describe('deleteAttachment', () => {
   });
 });
 
+describe('the activity log', () => {
+  it('embeds the attachment in its entries, and keeps the file name once it is gone', async () => {
+    const id = idOfUpload(await upload(member, open, [file('logged', 'ログ.txt')]));
+    const entryOf = async () => ((await manager.client.get('/api/v1/logs', { query: { per_page: '100' } })).body as any[])
+      .filter((entry) => entry.type === 'attachment' && entry.title.includes('ログ.txt'));
+    const [created] = await entryOf();
+    expect(created).toMatchObject({ action: 'create', title: expect.stringContaining('"ログ.txt"') });
+    expect(created.attachment).toEqual((await manager.client.get(`/api/v1/attachments/${id}.json`)).body);
+    expect(created.note.id).toBe(open.id);
+    await member.client.delete(`${urlOf(open)}/${id}`);
+    const [deleted] = await entryOf();
+    expect(deleted).toMatchObject({ action: 'delete', title: expect.stringContaining('"ログ.txt"') });
+    expect(deleted).not.toHaveProperty('attachment');
+  });
+});
+
 describe('copyAttachmentsToFork', () => {
   it('copies the rows in one statement, remembering the original and sharing the bytes', async () => {
     const original = await makeNote(app, teamName, manager.user, { slug: 'original', title: 'Original' });
