@@ -3,6 +3,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { moveAttachmentBlobs } from './modules/attachments/blob-move.ts';
 import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from './db/database.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
   try {
     const applied = await migrate(database.orm);
     if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+    const movedBlobs = await moveAttachmentBlobs(database.orm.em.fork(), config);
+    if (movedBlobs > 0) logger.info('attachment bytes moved out of the database', { attachments: movedBlobs });
     const app = buildApp({ config, orm: database.orm, logger, changes: database.changes });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);

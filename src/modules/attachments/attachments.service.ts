@@ -19,7 +19,7 @@ import path from 'node:path';
 /** Newest first; ids break ties between attachments uploaded in the same second. */
 export const newestFirst = { createdAt: 'desc', id: 'desc' } as const;
 
-async function lockChecksum(em: EntityManager, checksum: string): Promise<void> {
+export async function lockChecksum(em: EntityManager, checksum: string): Promise<void> {
   await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`attachment:${checksum}`]);
 }
 
