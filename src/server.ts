@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { moveAttachmentBlobs } from './modules/attachments/blob-move.ts';
+import { ATTACHMENT_SWEEP_INTERVAL_MS, sweepAttachmentBytes } from './modules/attachments/sweep.ts';
 import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from './db/database.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
@@ -55,6 +56,9 @@ async function main(): Promise<void> {
   const prune = () =>
     pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
       logger.warn('pruning revisions failed', { error: error instanceof Error ? error.message : String(error) }));
+  const sweep = () =>
+    sweepAttachmentBytes(database.orm.em.fork(), config).catch((error: unknown) =>
+      logger.warn('sweeping attachment bytes failed', { error: error instanceof Error ? error.message : String(error) }));
   let server: Server;
   let firstToken: string | undefined;
   try {
@@ -67,11 +71,13 @@ async function main(): Promise<void> {
     server = await listen(app, config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
     await prune();
+    void sweep();
   } catch (error) {
     await database.close();
     throw error;
   }
   setInterval(prune, REVISION_PRUNE_INTERVAL_MS).unref();
+  setInterval(sweep, ATTACHMENT_SWEEP_INTERVAL_MS).unref();
   const where = database.kind === 'postgres' ? `PostgreSQL at ${describeDatabaseUrl(config.databaseUrl!)}` : `embedded PGlite in ${config.dataDir}`;
   const lines = [
     `Notes API listening on ${config.host}:${(server.address() as AddressInfo).port}, database: ${where}`,

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { S3Storage } from '../../src/modules/attachments/s3-storage.ts';
 import { storageFor } from '../../src/modules/attachments/storage.ts';
+import { sweepAttachmentBytes } from '../../src/modules/attachments/sweep.ts';
 import type { Note } from '../../src/modules/notes/note.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import type { Actor } from '../support/factories.ts';
@@ -99,6 +100,22 @@ describe('attachments in an S3-compatible store', () => {
     expect((await member.client.delete(`${url()}/${two}`)).status).toBe(204);
     expect(await storage().has(sha256(data))).toBe(false);
     expect(await objectKeys()).not.toContain(`files/${sha256(data)}`);
+  });
+
+  it('lists the stored objects for the sweep, which deletes those no attachment refers to', async () => {
+    const referenced = `kept ${Date.now()}`;
+    await upload(member, referenced, 'kept.txt');
+    const orphan = Buffer.from(`orphan ${Date.now()}`);
+    const { writeFileSync } = await import('node:fs');
+    const temp = path.join(s3Directory, 'orphan.bin');
+    writeFileSync(temp, orphan);
+    await storage().put(sha256(orphan), temp, orphan.length);
+    const listed: string[] = [];
+    for await (const checksum of storage().list()) listed.push(checksum);
+    expect(listed).toEqual(expect.arrayContaining([sha256(referenced), sha256(orphan)]));
+    expect(await sweepAttachmentBytes(app.em(), app.config)).toBe(1);
+    expect(await storage().has(sha256(orphan))).toBe(false);
+    expect(await storage().has(sha256(referenced))).toBe(true);
   });
 
   it('sends nothing to the store for an upload past the limit or cut off', async () => {

@@ -5,7 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { StorageConfig } from '../../config.ts';
 import { requireChecksum, type ByteRange, type Storage } from './storage.ts';
 
@@ -74,5 +74,17 @@ export class S3Storage implements Storage {
 
   async delete(checksum: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(checksum) }));
+  }
+
+  async *list(): AsyncIterable<string> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      for (const object of page.Contents ?? []) {
+        const name = object.Key?.slice(this.prefix.length) ?? '';
+        if (/^[0-9a-f]{64}$/.test(name)) yield name;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 }

@@ -3,7 +3,7 @@
 // directory under DATA_DIR (the default) and an S3-compatible object store (s3-storage.ts), chosen by configuration.
 // An upload is first received into a temporary file (upload.ts) in `tempDir`; `put` then moves it into place.
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config.ts';
@@ -23,6 +23,8 @@ export interface Storage {
   read(checksum: string, range?: ByteRange): Promise<Readable>;
   /** Removes the bytes; nothing happens when they are not stored. */
   delete(checksum: string): Promise<void>;
+  /** Every checksum stored (for the sweep of bytes no attachment refers to any more, sweep.ts). */
+  list(): AsyncIterable<string>;
 }
 
 const CHECKSUM = /^[0-9a-f]{64}$/;
@@ -78,6 +80,19 @@ export class LocalStorage implements Storage {
 
   async delete(checksum: string): Promise<void> {
     await rm(this.pathOf(checksum), { force: true });
+  }
+
+  async *list(): AsyncIterable<string> {
+    const level = async (directory: string) => (await readdir(directory, { withFileTypes: true }).catch(() => []));
+    for (const first of await level(this.root)) {
+      if (!first.isDirectory() || !/^[0-9a-f]{2}$/.test(first.name)) continue;
+      for (const second of await level(path.join(this.root, first.name))) {
+        if (!second.isDirectory()) continue;
+        for (const file of await level(path.join(this.root, first.name, second.name))) {
+          if (file.isFile() && CHECKSUM.test(file.name)) yield file.name;
+        }
+      }
+    }
   }
 }
 

@@ -1,11 +1,15 @@
-// The bytes earlier versions kept in the database: migration 0007 leaves them in `attachment_blobs_to_move`, and the
-// start-up step (also run by `npm run migrate`) moves them into the storage and drops the table.
+// Keeping the storage in step with the database: the bytes earlier versions kept in the database (migration 0007
+// leaves them in `attachment_blobs_to_move`; the start-up step, also run by `npm run migrate`, moves them into the
+// storage and drops the table), and the sweep of bytes no attachment refers to (a deleted note's) and of stale
+// temporary files.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attachment } from '../../src/modules/attachments/attachment.entity.ts';
 import { moveAttachmentBlobs } from '../../src/modules/attachments/blob-move.ts';
+import { sweepAttachmentBytes } from '../../src/modules/attachments/sweep.ts';
+import { MULTIPART, multipartBody } from '../support/multipart.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeScenario } from '../support/scenario.ts';
 
@@ -49,5 +53,38 @@ describe('moving attachment bytes out of the database', () => {
     expect(await moveAttachmentBlobs(app.em(), app.config)).toBe(0);
     const download = await manager.client.get(`/api/v1/attachments/${second!.id}`);
     expect([download.status, download.headers.get('content-type')]).toEqual([200, 'image/png']);
+  });
+});
+
+describe('the sweep of unreferenced bytes', () => {
+  it('deletes what a deleted note left in the storage, keeps what a row still names, and clears stale temporary files', async () => {
+    const { manager, notes, team } = await makeScenario(app, { notes: { doomed: {}, kept: {} } });
+    const upload = async (slug: string | null | undefined, data: string) => {
+      const answer = await manager.client.post(`/api/v1/${team.name}/${slug}/attachments`, { raw: { body: multipartBody([{ name: 'file', filename: 'f.txt', data }]), contentType: MULTIPART } });
+      expect(answer.status, answer.text).toBe(200);
+    };
+    await upload(notes.doomed.slug, 'only in the doomed note');
+    await upload(notes.doomed.slug, 'in both notes');
+    await upload(notes.kept.slug, 'in both notes');
+    const root = path.join(app.config.dataDir, 'attachments');
+    const fileOf = (data: string) => {
+      const checksum = sha256(Buffer.from(data));
+      return path.join(root, checksum.slice(0, 2), checksum.slice(2, 4), checksum);
+    };
+    expect((await manager.client.delete(`/api/v1/${team.name}/${notes.doomed.slug}`)).status).toBe(204);
+    // the cascade took the rows, not the bytes
+    expect(existsSync(fileOf('only in the doomed note'))).toBe(true);
+    mkdirSync(path.join(root, 'tmp'), { recursive: true });
+    const stale = path.join(root, 'tmp', 'upload-stale');
+    const fresh = path.join(root, 'tmp', 'upload-fresh');
+    writeFileSync(stale, 'left by a crash');
+    writeFileSync(fresh, 'an upload in flight');
+    utimesSync(stale, new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+
+    expect(await sweepAttachmentBytes(app.em(), app.config)).toBe(1);
+    expect(existsSync(fileOf('only in the doomed note'))).toBe(false);
+    expect(existsSync(fileOf('in both notes'))).toBe(true);
+    expect([existsSync(stale), existsSync(fresh)]).toEqual([false, true]);
+    expect(await sweepAttachmentBytes(app.em(), app.config)).toBe(0);
   });
 });
