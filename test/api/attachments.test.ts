@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../generated/client/client/index.ts';
-import { listAttachments } from '../../generated/client/index.ts';
+import { createAttachment, listAttachments } from '../../generated/client/index.ts';
 import { Attachment } from '../../src/modules/attachments/attachment.entity.ts';
 import { copyAttachmentsToFork } from '../../src/modules/attachments/attachments.service.ts';
 import { Log } from '../../src/modules/logs/log.entity.ts';
@@ -123,6 +123,10 @@ describe('createAttachment', () => {
     expect(tempFiles()).toEqual([]);
   });
 
+  it('answers 415 for a multipart body sent to an operation that takes none', async () => {
+    expectProblem(await member.client.post('/api/v1/notes', { raw: { body: multipartBody([{ name: 'note[title]', data: 'x' }]), contentType: MULTIPART } }), 415, 'unsupported_media_type');
+  });
+
   it('answers 415 for a body that is not multipart', async () => {
     expectProblem(await member.client.post(urlOf(open), { json: { file: 'x' } }), 415, 'unsupported_media_type');
     expectProblem(await member.client.post(urlOf(open), { raw: { body: 'x', contentType: 'application/octet-stream' } }), 415, 'unsupported_media_type');
@@ -191,6 +195,8 @@ describe('listAttachments and getAttachment', () => {
 
   it('answers through the generated SDK', async () => {
     const client = createClient({ baseUrl: app.baseUrl, auth: () => member.token });
+    const created = await createAttachment({ client, path: { team: teamName, note: String(open.slug) }, body: { file: new File([PNG], 'sdk.png', { type: 'image/png' }) }, throwOnError: true });
+    expect(created.data).toMatchObject({ filename: 'sdk.png', is_image: true });
     const listed = await listAttachments({ client, path: { team: teamName, note: String(open.slug) }, throwOnError: true });
     expect(listed.data.length).toBeGreaterThan(0);
     expect(listed.data.every((item) => item.note_id === open.id && item.file === null)).toBe(true);
