@@ -782,6 +782,11 @@ export type Log = {
     issue?: Issue;
     comment?: Comment;
     request?: Request;
+    /**
+     * For `type: attachment`, the attachment uploaded (`create`) or deleted (`delete`) while it still exists; the
+     * `title` keeps its file name once it is gone.
+     *
+     */
     attachment?: Attachment;
     team?: Team;
     model: 'log';
