@@ -3,14 +3,18 @@
 // storage and drops the table), and the sweep of bytes no attachment refers to (a deleted note's) and of stale
 // temporary files.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attachment } from '../../src/modules/attachments/attachment.entity.ts';
 import { moveAttachmentBlobs } from '../../src/modules/attachments/blob-move.ts';
 import { sweepAttachmentBytes } from '../../src/modules/attachments/sweep.ts';
 import { MULTIPART, multipartBody } from '../support/multipart.ts';
+import { loadConfig } from '../../src/config.ts';
+import { migrate, openDatabase } from '../../src/db/database.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { createScratchDatabaseUrl } from '../support/database.ts';
 import { makeScenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -86,5 +90,42 @@ describe('the sweep of unreferenced bytes', () => {
     expect(existsSync(fileOf('in both notes'))).toBe(true);
     expect([existsSync(stale), existsSync(fresh)]).toEqual([false, true]);
     expect(await sweepAttachmentBytes(app.em(), app.config)).toBe(0);
+  });
+});
+
+describe('migrating a database that kept bytes in attachment_blobs', () => {
+  it('keeps them through migration 0007 and the step after it moves them into the storage', async () => {
+    const scratch = await createScratchDatabaseUrl();
+    const database = await openDatabase(scratch ? { databaseUrl: scratch.url } : {});
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'notes-test-old-'));
+    try {
+      // the schema as it was before this issue, with a file in the database
+      await database.orm.migrator.up({ to: '0005-log-entries-outlive-notes' });
+      const em = database.orm.em.fork();
+      const data = Buffer.from('bytes that lived in the database');
+      const [row] = await em.execute<{ id: number }[]>(
+        `with u as (insert into users (username, created_at, updated_at) values ('old', now(), now()) returning id),
+              t as (insert into teams (name, created_at, updated_at) values ('old', now(), now()) returning id),
+              n as (insert into notes (team_id, user_id, title, created_at, updated_at) select t.id, u.id, 'Old', now(), now() from t, u returning id, user_id)
+         insert into attachments (note_id, user_id, filename, content_type, byte_size, checksum, created_at, updated_at)
+         select n.id, n.user_id, 'old.txt', 'text/html', ?, 'not a sha-256', now(), now() from n returning id`,
+        [data.length],
+      );
+      await em.execute('insert into attachment_blobs (attachment_id, data) values (?, ?)', [row!.id, data]);
+
+      expect(await migrate(database.orm)).toContain('0007-attachments-out-of-database');
+      const config = loadConfig({ DATA_DIR: dataDir });
+      expect(await moveAttachmentBlobs(database.orm.em.fork(), config)).toBe(1);
+      const [moved] = await database.orm.em.fork().execute<{ checksum: string; content_type: string }[]>('select checksum, content_type from attachments where id = ?', [row!.id]);
+      expect(moved).toEqual({ checksum: sha256(data), content_type: 'text/plain' });
+      const file = path.join(dataDir, 'attachments', moved!.checksum.slice(0, 2), moved!.checksum.slice(2, 4), moved!.checksum);
+      expect(readFileSync(file)).toEqual(data);
+      const tables = await database.orm.em.fork().execute<{ name: string | null }[]>(`select to_regclass('attachment_blobs') as name union all select to_regclass('attachment_blobs_to_move')`);
+      expect(tables.map((table) => table.name)).toEqual([null, null]);
+    } finally {
+      await database.close();
+      await scratch?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
