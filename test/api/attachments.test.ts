@@ -85,6 +85,19 @@ describe('createAttachment', () => {
     expect(readdirSync(directory).filter((name) => name === sha256(data))).toHaveLength(1);
   });
 
+  it('stores the same bytes once when they arrive at the same time, while another copy of them is deleted', async () => {
+    const data = `concurrent ${Date.now()}`;
+    const existing = idOfUpload(await upload(member, open, [file(data, 'first.txt')]));
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, (_, index) => upload(member, open, [file(data, `copy-${index}.txt`)])),
+      member.client.delete(`${urlOf(open)}/${existing}`),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 204]);
+    expect(await app.em().count(Attachment, { checksum: sha256(data) })).toBe(5);
+    expect(readFileSync(storedFile(sha256(data))).toString()).toBe(data);
+    expect(tempFiles()).toEqual([]);
+  });
+
   it('keeps only the last segment of a file name with a path, and the content decides is_image', async () => {
     const answer = await upload(member, open, [file('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', '..\\..\\evil/x.svg', { type: 'image/svg+xml' })]);
     expect(answer.body).toMatchObject({ filename: 'x.svg', is_image: false });
