@@ -14,7 +14,8 @@
 // with the admin command line, everything else through the API, and bulk rows (200 members, 100 notes, 10,000
 // pages) with a few set-based SQL statements (through DATABASE_URL, or the embedded database's socket in DATA_DIR).
 //
-// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep (default all),
+//   - attachments: upload and download throughput of a 25 MiB file against `cp` of it (scripts/bench-attachments.ts).
+// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,attachments (default all),
 // BENCH_SECONDS (per round and side, default 3), BENCH_ROUNDS (default 3), BENCH_WARMUP_SECONDS (default 1),
 // BENCH_VERBOSE=1 (one line per autocannon run).
 // Prints one line per measurement, then a summary; exits 1 when a goal is missed or a case could not run.
@@ -26,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { CannedResponse } from './bench-baseline.ts';
+import { benchAttachments } from './bench-attachments.ts';
 
 // ------------------------------------------------------------------------------------------------ goals and cases
 type Database = 'pglite' | 'postgres';
@@ -80,7 +82,7 @@ const DATABASES: Database[] = (() => {
   for (const name of list) if (name !== 'pglite' && name !== 'postgres') throw new Error(`BENCH_DB is pglite or postgres, got "${name}"`);
   return list as Database[];
 })();
-const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key))];
+const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'attachments'];
 const CASES = new Set((process.env.BENCH_CASES || ALL_CASES.join(',')).split(',').map((name) => name.trim()).filter(Boolean));
 for (const name of CASES) if (!ALL_CASES.includes(name)) throw new Error(`BENCH_CASES: unknown case "${name}" (cases: ${ALL_CASES.join(', ')})`);
 
@@ -552,13 +554,14 @@ async function runDatabase(database: Database): Promise<void> {
   try {
     let env: Record<string, string>;
     let sqlConfig: pg.ClientConfig;
+    // a DATA_DIR of its own on both databases (on PostgreSQL it holds the attachments only)
+    dataDir = mkdtempSync(path.join(os.tmpdir(), `bench-${database}-`));
+    temporaryDirectories.add(dataDir);
     if (database === 'postgres') {
       postgres = await startPostgres();
-      env = { DATABASE_URL: postgres.url };
+      env = { DATABASE_URL: postgres.url, DATA_DIR: dataDir };
       sqlConfig = { connectionString: postgres.url };
     } else {
-      dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-pglite-'));
-      temporaryDirectories.add(dataDir);
       env = { DATA_DIR: dataDir };
       // the running server serves its embedded database on this socket (the admin command line uses it too)
       sqlConfig = { host: dataDir, port: 5432, user: 'postgres', database: 'postgres' };
@@ -649,6 +652,13 @@ async function runDatabase(database: Database): Promise<void> {
       report(database, 'page write (1 hot page, all connections)',
         `service ${perSecond(hot!.requestsPerSecond)}  baseline ${perSecond(base!.requestsPerSecond)}  ratio ${(hot!.requestsPerSecond / base!.requestsPerSecond).toFixed(2)}  (no goal), p99 ${hot!.p99.toFixed(0)} ms${failuresNote(hot!)}`,
         'report');
+    }
+
+    if (CASES.has('attachments')) {
+      await benchAttachments({
+        baseUrl: service.baseUrl, token: seeded.tokens.bench, team: 'bench', workDir: dataDir, rounds: Math.max(ROUNDS, 3),
+        report: (label, text) => report(database, label, text, 'report'),
+      });
     }
 
     report(database, 'RSS idle after start', `${rssIdle.toFixed(0).padStart(6)} MB`, 'report');

@@ -17,7 +17,8 @@ import { startTestApp } from '../test/support/app.ts';
 import { makeUser } from '../test/support/factories.ts';
 
 type Form = Record<string, string | number>;
-type Sample = { method: string; path: string; form?: Form };
+/** `file`: a multipart upload of one part `file` with these bytes. */
+type Sample = { method: string; path: string; form?: Form; file?: { filename: string; data: string } };
 type State = {
   pageId: number;
   createdTeams: string[];
@@ -27,6 +28,7 @@ type State = {
   createdIssues: number[];
   createdNoteComments: number[];
   createdIssueComments: number[];
+  createdAttachments: number[];
   notificationId: number;
   extraUsers: { id: number; username: string }[];
   spareTeam: string;
@@ -79,6 +81,10 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['listIssueComments', () => ({ method: 'GET', path: `${NOTE}/issues/1/comments` })],
   ['createIssueComment', (_, n) => ({ method: 'POST', path: `${NOTE}/issues/1/comments`, form: { 'comment[comment]': `On the issue (${n}), @manager`, 'mentions[]': 'manager' } })],
   ['listMyIssues', () => ({ method: 'GET', path: '/api/v1/my_issues?state=all' })],
+  ['createAttachment', (_, n) => ({ method: 'POST', path: `${NOTE}/attachments`, file: { filename: `notes-${n}.txt`, data: `attached text ${n}` } })],
+  ['listAttachments', () => ({ method: 'GET', path: `${NOTE}/attachments` })],
+  ['getAttachment', (state) => ({ method: 'GET', path: `/api/v1/attachments/${state.createdAttachments[0]}.json` })],
+  ['downloadAttachment', (state) => ({ method: 'GET', path: `/api/v1/attachments/${state.createdAttachments[0]}` })],
   // deletes, last, of throw-away objects made above
   ['deleteIssue', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/${state.createdIssues[n]}` })],
   ['listNoteComments', () => ({ method: 'GET', path: `${NOTE}/comments` })],
@@ -93,6 +99,7 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['listAuthorizations', () => ({ method: 'GET', path: '/api/v1/me/authorizations' })],
   ['listTokens', () => ({ method: 'GET', path: '/api/v1/me/tokens' })],
   // deletes, last, of throw-away objects made above
+  ['deleteAttachment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/attachments/${state.createdAttachments[n]}` })],
   ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],
   ['deleteIssueComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/1/comments/${state.createdIssueComments[n]}` })],
   ['deletePageComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.pageId}/comments/${state.createdComments[n]}` })],
@@ -132,14 +139,18 @@ try {
   for (const username of ['extra0', 'extra1']) extraUsers.push(await makeUser(app, username));
 
   const call = async (token: string, sample: Sample): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const upload = sample.file ? new FormData() : undefined;
+    if (sample.file) upload!.append('file', new Blob([sample.file.data]), sample.file.filename);
     const response = await fetch(app.baseUrl + sample.path, {
       method: sample.method,
       headers: { Authorization: `Bearer ${token}`, ...(sample.form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
       ...(sample.form ? { body: new URLSearchParams(Object.entries(sample.form).map(([key, value]) => [key, String(value)])).toString() } : {}),
+      ...(upload ? { body: upload } : {}),
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`${sample.method} ${sample.path}: ${response.status} ${text.slice(0, 400)}`);
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+    const json = text !== '' && (response.headers.get('content-type') ?? '').includes('json');
+    return { status: response.status, body: json ? (JSON.parse(text) as Record<string, unknown>) : {} };
   };
   const seed = (sample: Sample, token = manager.token) => call(token, sample).then(({ body }) => body);
 
@@ -169,6 +180,7 @@ try {
     createdIssues: [],
     createdNoteComments: [],
     createdIssueComments: [],
+    createdAttachments: [],
     notificationId: notifications[0]!.id,
     extraUsers: extraUsers.map(({ user }) => ({ id: user.id, username: user.username })),
     spareTeam: 'spare',
@@ -205,6 +217,7 @@ try {
       if (operationId === 'createIssue') state.createdIssues.push(body.index as number);
       if (operationId === 'createNoteComment') state.createdNoteComments.push(body.id as number);
       if (operationId === 'createIssueComment') state.createdIssueComments.push(body.id as number);
+      if (operationId === 'createAttachment') state.createdAttachments.push(Number(String(body.filelink).split('/').pop()));
       if (operationId === 'updateTeam' || operationId === 'updateTeamViaPatch') state.spareTeam = `spare${(state.renames += 1)}`;
       if (n === 1) {
         statements = count;

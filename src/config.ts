@@ -18,6 +18,8 @@ export type Config = {
    */
   trustProxy: boolean | number | string;
   limits: Limits;
+  /** Where attachment bytes live: the local directory `<DATA_DIR>/attachments` (default), or an S3-compatible store. */
+  storage: StorageConfig;
   oauth: OAuthSettings;
 };
 
@@ -30,6 +32,10 @@ export type OAuthSettings = {
   signInAttemptsPerAddress: number;
   signInWindowSeconds: number;
 };
+
+export type StorageConfig =
+  | { kind: 'local' }
+  | { kind: 's3'; bucket: string; region: string; endpoint: string | undefined; prefix: string; forcePathStyle: boolean; accessKeyId: string | undefined; secretAccessKey: string | undefined };
 
 // Limits enforced in code (the fixed schema limits — title 255 chars, 50 mentions, 100 tags, comment 64 KiB — are
 // written in the OpenAPI document itself).
@@ -66,6 +72,29 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   throw new ConfigError(`TRUST_PROXY must be true, false, a number of hops, or addresses/subnets (loopback, 10.0.0.0/8, ...), got "${raw}"`);
 }
 
+/** `S3_BUCKET` switches attachment storage to S3; the other `S3_*` variables say where and how (README). */
+function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
+  const bucket = env.S3_BUCKET;
+  if (!bucket) return { kind: 'local' };
+  const endpoint = env.S3_ENDPOINT || undefined;
+  if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint)) throw new ConfigError(`S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
+  const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together');
+  const prefix = env.S3_PREFIX ?? 'attachments/';
+  return {
+    kind: 's3',
+    bucket,
+    region: env.S3_REGION || 'us-east-1',
+    endpoint,
+    prefix,
+    // a self-hosted store (MinIO, Garage, s3rver) answers on paths, not on bucket subdomains
+    forcePathStyle: oneOf(env, 'S3_FORCE_PATH_STYLE', endpoint ? 'true' : 'false', ['true', 'false'] as const) === 'true',
+    accessKeyId,
+    secretAccessKey,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const environment = oneOf(env, 'NODE_ENV', 'development', ['development', 'test', 'production'] as const);
@@ -100,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
     },
+    storage: storageConfig(env),
     oauth: {
       accessTokenSeconds: integer(env, 'OAUTH_ACCESS_TOKEN_SECONDS', 3600, 60, 31_536_000),
       refreshTokenSeconds: integer(env, 'OAUTH_REFRESH_TOKEN_SECONDS', 30 * 86_400, 60, 315_360_000),

@@ -3,6 +3,8 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { moveAttachmentBlobs } from './modules/attachments/blob-move.ts';
+import { ATTACHMENT_SWEEP_INTERVAL_MS, sweepAttachmentBytes } from './modules/attachments/sweep.ts';
 import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from './db/database.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
@@ -54,21 +56,28 @@ async function main(): Promise<void> {
   const prune = () =>
     pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
       logger.warn('pruning revisions failed', { error: error instanceof Error ? error.message : String(error) }));
+  const sweep = () =>
+    sweepAttachmentBytes(database.orm.em.fork(), config).catch((error: unknown) =>
+      logger.warn('sweeping attachment bytes failed', { error: error instanceof Error ? error.message : String(error) }));
   let server: Server;
   let firstToken: string | undefined;
   try {
     const applied = await migrate(database.orm);
     if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+    const movedBlobs = await moveAttachmentBlobs(database.orm.em.fork(), config);
+    if (movedBlobs > 0) logger.info('attachment bytes moved out of the database', { attachments: movedBlobs });
     const app = buildApp({ config, orm: database.orm, logger, changes: database.changes });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
     await prune();
+    void sweep();
   } catch (error) {
     await database.close();
     throw error;
   }
   setInterval(prune, REVISION_PRUNE_INTERVAL_MS).unref();
+  setInterval(sweep, ATTACHMENT_SWEEP_INTERVAL_MS).unref();
   const where = database.kind === 'postgres' ? `PostgreSQL at ${describeDatabaseUrl(config.databaseUrl!)}` : `embedded PGlite in ${config.dataDir}`;
   const lines = [
     `Notes API listening on ${config.host}:${(server.address() as AddressInfo).port}, database: ${where}`,

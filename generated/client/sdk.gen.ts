@@ -1117,12 +1117,23 @@ export const listAttachments = <ThrowOnError extends boolean = false>(options: O
 /**
  * Upload an attachment
  *
- * Stores the file sent as the multipart part `file` (at most 25 MiB) and attaches it to the note. The answer
- * gives the URLs to embed it in a page. Members and managers of the note's team only.
+ * Stores the file sent as the multipart part `file` and attaches it to the note. The answer gives the URLs to
+ * embed it in a page (`fileurl`, and `filelink`, the same as a path; see `downloadAttachment` for the credentials
+ * they take). Members and managers of the note's team only.
  *
+ * - The body is read as it arrives and the file is never held whole in memory. Parts other than `file` are read
+ * past and ignored; a part's own `Content-Length`, `Content-Transfer-Encoding: binary` and `Content-Type`
+ * headers (sent by old clients) are accepted, and the declared type is never believed: the type is sniffed
+ * from the bytes (`is_image` says whether it is an image a browser shows inline).
+ * - The file name is the part's `filename` (a UTF-8 name sent raw, as browsers do, or as `filename*`), without
+ * any directory, at most 255 characters.
+ * - Files with the same bytes are stored once, however many attachments (and forks' copies) refer to them.
+ * - 400 `validation_failed`: no part named `file`, or `file` sent as a field without a file name;
+ * `malformed_body`: the multipart body does not parse, or was cut off (nothing is kept).
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
- * - 413 `payload_too_large`: the file is larger than 25 MiB.
+ * - 413 `payload_too_large`: the file is larger than the limit (`LIMIT_ATTACHMENT_BYTES`, 25 MiB by default); the
+ * answer comes as soon as the limit is passed, its `detail` names the limit in bytes, and nothing is kept.
  * - 415 `unsupported_media_type`: the body is not `multipart/form-data`.
  *
  */
@@ -1148,10 +1159,11 @@ export const createAttachment = <ThrowOnError extends boolean = false>(options: 
 /**
  * Delete an attachment
  *
- * Deletes the attachment and its file; pages that embed it will show a broken link. Members and managers of the
- * note's team only.
+ * Deletes the attachment; pages that embed it will show a broken link. The stored bytes go when no other
+ * attachment refers to them (the same file uploaded again, or a fork's copy, keeps them). The uploader (while in
+ * the note's team) or a manager of the team.
  *
- * - 403: the caller may read the note but is not in its team.
+ * - 403: the caller may read the note but did not upload the attachment and is not a manager of its team.
  * - 404: the note does not exist or is not readable, or `id` is not an attachment of this note.
  *
  */
@@ -1172,10 +1184,23 @@ export const deleteAttachment = <ThrowOnError extends boolean = false>(options: 
 /**
  * Download an attachment's file
  *
- * The raw bytes of the file. Anyone who may read the attachment's note may download it. The metadata is at
- * `/api/v1/attachments/{id}.json` (`getAttachment`): on this path, unlike everywhere else, the `.json` suffix
- * changes the answer.
+ * The raw bytes of the file, streamed from the attachment storage. Anyone who may read the attachment's note may
+ * download it. The metadata is at `/api/v1/attachments/{id}.json` (`getAttachment`): on this path, unlike
+ * everywhere else, the `.json` suffix changes the answer. This is the URL the attachment's `html_url` and the
+ * upload's `fileurl` name; it takes the same credentials as the rest of the API: the `Authorization: Bearer`
+ * header, or `?access_token=` where no header can be sent (an `<img src>` in a page).
  *
+ * - `Content-Type` is the type sniffed from the file's bytes when it was uploaded (the uploader's declared type is
+ * never believed); UTF-8 text is `text/plain; charset=utf-8`, what is not recognised `application/octet-stream`.
+ * - `Content-Disposition` is `inline` only for images a browser shows without running anything (PNG, JPEG, GIF,
+ * WebP, AVIF, BMP) and for PDF, and `attachment` for everything else (uploaded HTML or SVG is never rendered),
+ * with the original file name: `filename` in ASCII and, for any other name, `filename*=UTF-8''...`
+ * (RFC 6266, RFC 8187).
+ * - Every answer carries `X-Content-Type-Options: nosniff` and a `Content-Security-Policy` that lets nothing load,
+ * run or submit (with `sandbox`, except for PDF, whose viewers refuse to run in a sandbox).
+ * - `ETag` is the SHA-256 of the bytes; `If-None-Match` answers 304. One `Range` (`bytes=a-b`, `bytes=a-`,
+ * `bytes=-n`) answers 206 with `Content-Range`; several ranges, or one that does not parse, get the whole file;
+ * a range wholly past the end answers 416. `If-Range` with another ETag gets the whole file.
  * - 404: no attachment with this id, or its note is private and the caller is not in its team.
  *
  */

@@ -782,6 +782,11 @@ export type Log = {
     issue?: Issue;
     comment?: Comment;
     request?: Request;
+    /**
+     * For `type: attachment`, the attachment uploaded (`create`) or deleted (`delete`) while it still exists; the
+     * `title` keeps its file name once it is gone.
+     *
+     */
     attachment?: Attachment;
     team?: Team;
     model: 'log';
@@ -834,6 +839,7 @@ export type Problem = {
      * | `precondition_failed` | 412 | `If-Match` does not match the object's current `ETag` |
      * | `payload_too_large` | 413 | the body, a page's content, a comment or an upload is larger than its limit |
      * | `unsupported_media_type` | 415 | the body's `Content-Type`, charset or `Content-Encoding` is not accepted |
+     * | `range_not_satisfiable` | 416 | the `Range` asked for lies wholly past the end of the file (`Content-Range: bytes *<size>` says its size) |
      * | `reserved_name` | 422 | the name is reserved for the service's own paths |
      * | `invalid_name` | 422 | the name is not a valid team or user name |
      * | `default_team` | 422 | a user's default team cannot be renamed or deleted, nor its user removed |
@@ -853,7 +859,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -5146,12 +5152,6 @@ export type ListAttachmentsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListAttachmentsError = ListAttachmentsErrors[keyof ListAttachmentsErrors];
@@ -5235,12 +5235,6 @@ export type CreateAttachmentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateAttachmentError = CreateAttachmentErrors[keyof CreateAttachmentErrors];
@@ -5325,12 +5319,6 @@ export type DeleteAttachmentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DeleteAttachmentError = DeleteAttachmentErrors[keyof DeleteAttachmentErrors];
@@ -5346,6 +5334,20 @@ export type DeleteAttachmentResponse = DeleteAttachmentResponses[keyof DeleteAtt
 
 export type DownloadAttachmentData = {
     body?: never;
+    headers?: {
+        /**
+         * One byte range (RFC 9110 section 14.2).
+         */
+        Range?: string;
+        /**
+         * The ETag the client's partial copy has; `Range` is honoured only when it is still the current one.
+         */
+        'If-Range'?: string;
+        /**
+         * ETags the client has; when one is the file's, the answer is 304 with no body.
+         */
+        'If-None-Match'?: string;
+    };
     path: {
         /**
          * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
@@ -5379,6 +5381,12 @@ export type DownloadAttachmentErrors = {
      */
     404: Problem;
     /**
+     * The range lies wholly past the end of the file (`range_not_satisfiable`); `Content-Range: bytes *<size>`
+     * gives the file's size.
+     *
+     */
+    416: Problem;
+    /**
      * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -5390,12 +5398,6 @@ export type DownloadAttachmentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type DownloadAttachmentError = DownloadAttachmentErrors[keyof DownloadAttachmentErrors];
@@ -5407,6 +5409,10 @@ export type DownloadAttachmentResponses = {
      *
      */
     200: Blob | File;
+    /**
+     * The bytes of the one range asked for.
+     */
+    206: Blob | File;
 };
 
 export type DownloadAttachmentResponse = DownloadAttachmentResponses[keyof DownloadAttachmentResponses];
@@ -5457,12 +5463,6 @@ export type GetAttachmentErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetAttachmentError = GetAttachmentErrors[keyof GetAttachmentErrors];

@@ -1,4 +1,4 @@
-import { AttachmentBlobSchema, AttachmentSchema } from '../modules/attachments/attachment.entity.ts';
+import { AttachmentSchema } from '../modules/attachments/attachment.entity.ts';
 import { TokenSchema } from '../modules/auth/token.entity.ts';
 import { CommentSchema } from '../modules/comments/comment.entity.ts';
 import { IssueSchema, TagSchema } from '../modules/issues/issue.entity.ts';
@@ -24,7 +24,6 @@ export const entities = [
   IssueSchema,
   CommentSchema,
   AttachmentSchema,
-  AttachmentBlobSchema,
   MergeRequestSchema,
   MergeRequestPageSchema,
   NotificationSchema,

@@ -20,8 +20,8 @@ import type { Urls } from './urls.ts';
 export type NoContent = { readonly kind: 'no-content' };
 export const noContent: NoContent = { kind: 'no-content' };
 
-/** Bytes with their own headers (the attachment download): streamed as they are read, never held whole. */
-export type StreamAnswer = { kind: 'stream'; status: 200 | 206; headers: Record<string, string>; body: Readable };
+/** Bytes with their own headers (the attachment download): streamed as they are read, never held whole (304: no body). */
+export type StreamAnswer = { kind: 'stream'; status: 200 | 206 | 304; headers: Record<string, string>; body: Readable };
 
 export type HandlerContext = {
   em: EntityManager;

@@ -14,6 +14,7 @@ import { formCoercion } from './form-coercion.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 import { inputGuard, operationParameters } from './input-guard.ts';
 import { toJsonParts } from './json.ts';
+import { deferMultipartBody } from '../modules/attachments/upload.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
 
@@ -190,12 +191,13 @@ export function openApiMiddleware(document: OpenApiDocument, table: OperationTab
     ignoreUndocumented: false,
     // route on req.url, which the `.json` suffix and access_token handling have already rewritten
     useRequestUrl: true,
-    fileUploader: { limits: { fileSize: services.config.limits.attachmentBytes, files: 1, fields: 20, parts: 21 } },
+    // multer would hold an upload whole in memory: the upload operation streams its body itself (attachments/upload.ts)
+    fileUploader: false,
     operationHandlers: { basePath: '', resolver: resolver as never },
   }) as unknown as RequestHandler[];
   const at = middlewares.findIndex((middleware) => middleware.name === 'requestMiddleware');
   if (at === -1) throw new Error('express-openapi-validator changed: no requestMiddleware to put form coercion before');
-  middlewares.splice(at, 0, inputGuard(document as never), formCoercion(document as never));
+  middlewares.splice(at, 0, inputGuard(document as never), formCoercion(document as never), deferMultipartBody);
   return [headAsGet, ...middlewares];
 }
 

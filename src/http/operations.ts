@@ -2,6 +2,7 @@
 // built yet (they answer 501). Typed by generated/operations.gen.ts, so an operation missing here, a handler for
 // another operation, or a handler whose input or output drifts from the document fails `tsc`.
 import { notBuilt, type OperationTable } from './handler.ts';
+import { attachmentOperations } from '../modules/attachments/attachments.handlers.ts';
 import { issueOperations } from '../modules/issues/issues.handlers.ts';
 import { logOperations } from '../modules/logs/logs.handlers.ts';
 import { notificationOperations } from '../modules/notifications/notifications.handlers.ts';
@@ -28,12 +29,11 @@ export const operations: OperationTable = {
   ...issueOperations,
   ...issueCommentOperations,
   ...oauthOperations,
+  ...attachmentOperations,
   // not built yet: each later issue replaces its entries with handlers
   createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
   listRequests: notBuilt, getRequest: notBuilt, createRequest: notBuilt, openRequest: notBuilt, closeRequest: notBuilt,
   mergeRequest: notBuilt,
-  listAttachments: notBuilt, createAttachment: notBuilt, deleteAttachment: notBuilt, downloadAttachment: notBuilt,
-  getAttachment: notBuilt,
   searchNotes: notBuilt,
 };
 

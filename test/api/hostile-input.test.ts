@@ -248,8 +248,8 @@ describe('a bare `.json` segment', () => {
     expect((await alice.client.get('/api/v1/notes.json')).status).toBe(200);
     expect((await alice.client.get(`${NOTE}.json`)).body.id).toBe(noteId);
     expect((await alice.client.get(`${NOTE}/${pageId}.json`)).body.id).toBe(pageId);
-    // the one path where `.json` has a meaning of its own is routed to its own operation (not built yet)
-    expectProblem(await alice.client.get('/api/v1/attachments/5.json'), 501, 'not_implemented');
+    // the one path where `.json` has a meaning of its own is routed to its own operation (the metadata, not the bytes)
+    expectProblem(await alice.client.get('/api/v1/attachments/5.json'), 404, 'not_found');
   });
 });
 

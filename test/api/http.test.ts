@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Team } from '../../src/modules/teams/team.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { anonymous, makeUser, type Actor } from '../support/factories.ts';
+import { anonymous, makeNote, makeUser, type Actor } from '../support/factories.ts';
 
 let app: TestApp;
 let alice: Actor;
@@ -31,8 +31,9 @@ describe('problem details', () => {
   });
 
   it('answers a malformed multipart body with 400', async () => {
+    const note = await makeNote(app, 'alice', alice.user, { slug: 'uploads' });
     const body = '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc';
-    const answer = await alice.client.post('/api/v1/alice/1/attachments', { raw: { body, contentType: 'multipart/form-data; boundary=xyz' } });
+    const answer = await alice.client.post(`/api/v1/alice/${note.id}/attachments`, { raw: { body, contentType: 'multipart/form-data; boundary=xyz' } });
     expect(answer.status).toBe(400);
     expect(answer.body.code).toBe('malformed_body');
   });

@@ -7,6 +7,7 @@ import { createClient } from '../../src/modules/oauth/clients.ts';
 import { recordGrant } from '../../src/modules/oauth/model.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeIssue, makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
+import { MULTIPART, multipartBody } from '../support/multipart.ts';
 
 let app: TestApp;
 let reader: Actor;
@@ -163,5 +164,33 @@ describe('the caller’s apps, authorizations and tokens cost a fixed number of 
     const large = await measure();
     expect(large).toEqual(small);
     expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('attachment lists cost a fixed number of queries', () => {
+  it('whatever the number of attachments (and of log entries about them)', async () => {
+    const note = await makeNote(app, 'counter', reader.user, { slug: 'files' });
+    const grow = async (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        const body = multipartBody([{ name: 'file', filename: `f${i}.txt`, data: `file ${i} ${Math.random()}` }]);
+        expect((await reader.client.post('/api/v1/counter/files/attachments', { raw: { body, contentType: MULTIPART } })).status).toBe(200);
+      }
+    };
+    const lists = ['/api/v1/counter/files/attachments', '/api/v1/logs?team=counter'];
+    const measure = async () => {
+      const counts: Record<string, number> = {};
+      for (const path of lists) {
+        await reader.client.get(path);
+        counts[path] = await app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+      }
+      return counts;
+    };
+    await grow(1);
+    const small = await measure();
+    await grow(8);
+    const large = await measure();
+    expect((await reader.client.get(lists[0]!)).body).toHaveLength(9);
+    expect(large).toEqual(small);
+    expect(large[lists[0]!]).toBeLessThanOrEqual(4);
   });
 });

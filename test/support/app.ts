@@ -1,5 +1,8 @@
 // The service under test: the real app on a real database, listening on a free loopback port.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildApp } from '../../src/app.ts';
@@ -38,7 +41,13 @@ export async function startTestApp(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL: baseUrl, PORT: String(port), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
+  // a DATA_DIR of its own (attachment bytes live there), gone with the app, unless the test names one
+  const dataDir = env.DATA_DIR ? undefined : mkdtempSync(path.join(tmpdir(), 'notes-test-data-'));
+  const config = loadConfig({
+    NODE_ENV: 'test', PUBLIC_URL: baseUrl, PORT: String(port), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...(dataDir ? { DATA_DIR: dataDir } : {}),
+    ...env,
+  });
   const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel), changes: options.feedDown ? silentFeed() : database.changes });
   server.on('request', app);
   return {
@@ -56,6 +65,7 @@ export async function startTestApp(
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await database.close();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -62,3 +62,17 @@ describe('issues', () => {
     expect(can('issue.manage', subject(role, callerId), { creatorId })).toBe(allowed);
   });
 });
+
+describe('attachments', () => {
+  it.each([
+    // role, uploader, caller, may delete
+    ['manager', 1, 2, true],
+    ['member', 1, 2, false],
+    ['member', 2, 2, true],
+    // an uploader who left the team
+    [undefined, 2, 2, false],
+    [undefined, 1, 2, false],
+  ] as const)('%s deleting an upload of user %s as user %s: %s', (role, uploaderId, callerId, allowed) => {
+    expect(can('attachment.delete', subject(role, callerId), { uploaderId })).toBe(allowed);
+  });
+});

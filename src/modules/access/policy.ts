@@ -32,6 +32,14 @@ export const policy = {
     "only the issue's creator or a manager of the note's team may delete it",
     ({ role, callerId }, issue) => role === 'manager' || (role !== undefined && issue.creatorId === callerId),
   ),
+  /**
+   * Deleting an attachment: its uploader while still in the note's team, or a manager of the team. Uploading takes
+   * `note.edit` (every member).
+   */
+  'attachment.delete': rule<{ uploaderId: number }>(
+    "only the attachment's uploader or a manager of the note's team may delete it",
+    ({ role, callerId }, attachment) => role === 'manager' || (role !== undefined && attachment.uploaderId === callerId),
+  ),
   /** Any signed-in user may look at a team (its members are public); `role` says whether they are in it. */
   'team.read': rule('', () => true),
   /** Members create notes in the team. */

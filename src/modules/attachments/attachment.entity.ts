@@ -3,6 +3,8 @@ import { createdAt, updatedAt } from '../../db/timestamps.ts';
 import { Note } from '../notes/note.entity.ts';
 import { User } from '../users/user.entity.ts';
 
+// The bytes are not here: they live in the attachment storage (storage.ts), named by `checksum` (SHA-256, hex).
+// `contentType` is sniffed from the bytes at upload; `forkedFrom` is the attachment a fork's copy was made from.
 export const AttachmentSchema = defineEntity({
   name: 'Attachment',
   tableName: 'attachments',
@@ -23,15 +25,3 @@ export const AttachmentSchema = defineEntity({
 });
 export class Attachment extends AttachmentSchema.class {}
 AttachmentSchema.setClass(Attachment);
-
-// The bytes live in their own table so listing and presenting attachments never reads them.
-export const AttachmentBlobSchema = defineEntity({
-  name: 'AttachmentBlob',
-  tableName: 'attachment_blobs',
-  properties: {
-    attachment: () => p.oneToOne(Attachment).primary().owner(),
-    data: p.blob(),
-  },
-});
-export class AttachmentBlob extends AttachmentBlobSchema.class {}
-AttachmentBlobSchema.setClass(AttachmentBlob);

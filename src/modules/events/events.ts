@@ -3,6 +3,7 @@
 // transaction, so the change and its consequences commit or roll back together. Services never import the
 // subscribers: who is told of what lives with the subscriber.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Attachment } from '../attachments/attachment.entity.ts';
 import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
 import type { Issue } from '../issues/issue.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
@@ -31,6 +32,7 @@ export type DomainEvent =
    */
   | { type: 'issue.updated'; actor: Actor; note: Note; issue: Issue; changed: string[]; assignee: Actor | null }
   | { type: 'issue.deleted'; actor: Actor; note: Note; issue: Issue }
+  | { type: 'attachment.created' | 'attachment.deleted'; actor: Actor; note: Note; attachment: Attachment }
   | { type: 'team.created'; actor: Actor; team: Team }
   | { type: 'team.renamed'; actor: Actor; team: Team; from: string }
   | { type: 'team.deleted'; actor: Actor; team: Team }

@@ -1,6 +1,6 @@
 // Presenting activity-log entries: pure, from the row and the objects loaded for the whole list (embeds.loader.ts).
 // Each `type` has its presenter, which embeds the object named by the type when it still exists; a type whose
-// objects cannot be presented yet (request, attachment) only carries its note until its module adds a
+// objects cannot be presented yet (request) only carries its note until its module adds a
 // presenter here. `title` comes from the summary kept with the entry, so it also describes what is gone.
 import type { Log as LogBody } from '../../../generated/client/types.gen.ts';
 import type { Embeds } from '../notifications/embeds.loader.ts';
@@ -34,9 +34,12 @@ export const logObjects: Record<LogType, ObjectPresenter> = {
     const issue = log.issue ? embeds.issues.get(log.issue.id) : undefined;
     return { ...noteOf(log, embeds), ...(issue ? { issue } : {}) };
   },
-  // requests, attachments: their modules embed the object here once it can be presented
+  attachment: (log, embeds) => {
+    const attachment = log.attachment ? embeds.attachments.get(log.attachment.id) : undefined;
+    return { ...noteOf(log, embeds), ...(attachment ? { attachment } : {}) };
+  },
+  // requests: their module embeds the object here once it can be presented
   request: noteOf,
-  attachment: noteOf,
 };
 
 type Action = LogBody['action'];

@@ -19,6 +19,7 @@ export const logOperations = {
       if (log.type === 'issue' && log.issue) ids.issues.add(log.issue.id);
       if (log.type === 'comment' && log.comment) ids.comments.add(log.comment.id);
       if (log.type === 'team' && log.team) ids.teams.add(log.team.id);
+      if (log.type === 'attachment' && log.attachment) ids.attachments.add(log.attachment.id);
     }
     const embeds = await loadEmbeds(readerOf(context), ids);
     const reader = { language: languageOf(caller.user), now: new Date() };

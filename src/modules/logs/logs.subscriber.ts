@@ -19,6 +19,7 @@ type Entry = {
   pageId?: number | null;
   issueId?: number | null;
   commentId?: number | null;
+  attachmentId?: number | null;
   summary: Record<string, unknown>;
 };
 
@@ -90,6 +91,17 @@ function entryFor(event: DomainEvent): Entry {
           ...(event.type === 'issue.updated' ? { changed: event.changed } : {}),
         },
       };
+    case 'attachment.created':
+    case 'attachment.deleted':
+      // the attachment's row may go: the entry keeps its id and file name
+      return {
+        type: 'attachment',
+        action: event.type === 'attachment.created' ? 'create' : 'delete',
+        teamId: event.note.team.id,
+        noteId: event.note.id,
+        attachmentId: event.type === 'attachment.deleted' ? null : event.attachment.id,
+        summary: { attachment_id: event.attachment.id, filename: event.attachment.filename },
+      };
     case 'team.created':
     case 'team.renamed':
       return { type: 'team', action: event.type === 'team.created' ? 'create' : 'update', teamId: event.team.id, summary: { name: event.team.name, ...(event.type === 'team.renamed' ? { from: event.from } : {}) } };
@@ -129,7 +141,7 @@ async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
     issue: entry.issueId ?? null,
     comment: entry.commentId ?? null,
     request: null,
-    attachment: null,
+    attachment: entry.attachmentId ?? null,
     summary: entry.summary,
     createdAt: now,
     updatedAt: now,

@@ -2,9 +2,11 @@
 // whole list at once: one batch per kind of object, so a list costs a fixed number of statements whatever its
 // length and its mix of types. A kind added later (requests, attachments) adds its set to `EmbedIds`, its batch to
 // `loadEmbeds` and its map to `Embeds`; the presenters pick from the maps.
-import type { Comment as CommentBody, Issue as IssueBody, Note as NoteBody, Page as PageBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
+import type { Attachment as AttachmentBody, Comment as CommentBody, Issue as IssueBody, Note as NoteBody, Page as PageBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
 import type { Reader } from '../../http/handler.ts';
+import { Attachment } from '../attachments/attachment.entity.ts';
+import { presentAttachment } from '../attachments/attachment.presenter.ts';
 import { Comment } from '../comments/comment.entity.ts';
 import { presentComment, type CommentTarget } from '../comments/comment.presenter.ts';
 import { Issue } from '../issues/issue.entity.ts';
@@ -22,7 +24,9 @@ import { membersOf, teamView } from '../teams/teams.loader.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import { User } from '../users/user.entity.ts';
 
-export type EmbedIds = { users: Set<number>; notes: Set<number>; pages: Set<number>; issues: Set<number>; comments: Set<number>; teams: Set<number> };
+export type EmbedIds = {
+  users: Set<number>; notes: Set<number>; pages: Set<number>; issues: Set<number>; comments: Set<number>; teams: Set<number>; attachments: Set<number>;
+};
 export type Embeds = {
   users: Map<number, UserBody>;
   notes: Map<number, NoteBody>;
@@ -32,10 +36,11 @@ export type Embeds = {
   issues: Map<number, IssueBody>;
   comments: Map<number, CommentBody>;
   teams: Map<number, TeamBody>;
+  attachments: Map<number, AttachmentBody>;
 };
 
 export function embedIds(): EmbedIds {
-  return { users: new Set(), notes: new Set(), pages: new Set(), issues: new Set(), comments: new Set(), teams: new Set() };
+  return { users: new Set(), notes: new Set(), pages: new Set(), issues: new Set(), comments: new Set(), teams: new Set(), attachments: new Set() };
 }
 
 const list = (ids: Set<number>) => [...ids];
@@ -49,6 +54,8 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     if (comment.page) ids.pages.add(comment.page.id);
     if (comment.issue) ids.issues.add(comment.issue.id);
   }
+  const attachments = ids.attachments.size === 0 ? [] : await em.find(Attachment, { id: { $in: list(ids.attachments) } });
+  for (const attachment of attachments) ids.notes.add(attachment.note.id);
   const issues = ids.issues.size === 0 ? [] : await em.find(Issue, { id: { $in: list(ids.issues) } }, { populate: ['fromUser', 'toUser'] });
   for (const issue of issues) ids.notes.add(issue.note.id);
   const pages = ids.pages.size === 0 ? [] : await em.find(Page, { id: { $in: list(ids.pages) } });
@@ -98,11 +105,17 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     }, urls));
   }
 
+  const attachmentBodies = new Map<number, AttachmentBody>();
+  for (const attachment of attachments) {
+    const note = noteBodies.get(attachment.note.id);
+    if (note) attachmentBodies.set(attachment.id, shared(presentAttachment(attachment, note, urls)));
+  }
+
   const teams = ids.teams.size === 0 ? [] : await em.find(Team, { id: { $in: list(ids.teams) } });
   const members = await membersOf(reader, teams.map((team) => team.id));
   const teamBodies = new Map(teams.map((team) => [team.id, presentTeam(teamView(team, members, reader.callerId), urls)]));
 
   const users = ids.users.size === 0 ? [] : await em.find(User, { id: { $in: list(ids.users) } });
   const userBodies = new Map(users.map((user) => [user.id, shared(presentUser(user, urls))]));
-  return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, issues: issueBodies, comments: commentBodies, teams: teamBodies };
+  return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, issues: issueBodies, comments: commentBodies, teams: teamBodies, attachments: attachmentBodies };
 }
