@@ -1938,12 +1938,6 @@ export type CreateForkErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateForkError = CreateForkErrors[keyof CreateForkErrors];

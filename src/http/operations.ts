@@ -2,6 +2,7 @@
 // built yet (they answer 501). Typed by generated/operations.gen.ts, so an operation missing here, a handler for
 // another operation, or a handler whose input or output drifts from the document fails `tsc`.
 import { notBuilt, type OperationTable } from './handler.ts';
+import { forkOperations } from '../modules/requests/forks.handlers.ts';
 import { issueOperations } from '../modules/issues/issues.handlers.ts';
 import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
@@ -18,9 +19,10 @@ export const operations: OperationTable = {
   ...pageCommentOperations,
   ...versionOperations,
   ...issueOperations,
+  ...forkOperations,
   // not built yet: each later issue replaces its entries with handlers
   listNoteComments: notBuilt, createNoteComment: notBuilt, deleteNoteComment: notBuilt,
-  createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
+  pullFork: notBuilt, listChecks: notBuilt,
   listIssueComments: notBuilt, createIssueComment: notBuilt, deleteIssueComment: notBuilt,
   listRequests: notBuilt, getRequest: notBuilt, createRequest: notBuilt, openRequest: notBuilt, closeRequest: notBuilt,
   mergeRequest: notBuilt,

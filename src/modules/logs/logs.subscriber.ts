@@ -12,6 +12,7 @@ type Entry = {
   pageId?: number | null;
   issueId?: number | null;
   commentId?: number | null;
+  requestId?: number | null;
   summary: Record<string, unknown>;
 };
 
@@ -73,7 +74,38 @@ function entryFor(event: DomainEvent): Entry {
       return { type: 'team', action: `member_${action}`, teamId: event.team.id, summary: { user_id: event.user.id, username: event.user.username, role: event.role } };
     case 'membership.removed':
       return { type: 'team', action: 'member_removed', teamId: event.team.id, summary: { user_id: event.user.id, username: event.user.username } };
+    case 'fork.created':
+    case 'fork.pulled':
+      return forkEntry(event, action);
+    case 'request.created':
+    case 'request.opened':
+    case 'request.closed':
+    case 'request.merged':
+      return requestEntry(event, action);
   }
+}
+
+/** A fork made (`forked`) or brought up to date (`pulled`): on the fork, naming the original. */
+function forkEntry(event: Extract<DomainEvent, { type: 'fork.created' | 'fork.pulled' }>, action: string): Entry {
+  return {
+    type: 'note',
+    action: action === 'created' ? 'forked' : 'pulled',
+    teamId: event.note.team.id,
+    noteId: event.note.id,
+    summary: { title: event.note.title, original_id: event.original.id, ...(event.type === 'fork.pulled' ? { pages: event.pages } : {}) },
+  };
+}
+
+/** A request's creation or change of state: on the note it is to (the original). */
+function requestEntry(event: Extract<DomainEvent, { type: `request.${string}` }>, action: string): Entry {
+  return {
+    type: 'request',
+    action,
+    teamId: event.note.team.id,
+    noteId: event.note.id,
+    requestId: event.request.id,
+    summary: { request_id: event.request.id, index: event.request.index, from_note_id: event.request.fromNote.id },
+  };
 }
 
 async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
@@ -87,7 +119,7 @@ async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
     page: entry.pageId ?? null,
     issue: entry.issueId ?? null,
     comment: entry.commentId ?? null,
-    request: null,
+    request: entry.requestId ?? null,
     attachment: null,
     summary: entry.summary,
   });
