@@ -5,7 +5,7 @@ import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import type { Comment } from '../comments/comment.entity.ts';
 import type { Issue } from '../issues/issue.entity.ts';
-import { subscribe, type Actor } from '../events/events.ts';
+import { subscribe, type Actor, type DomainEvent } from '../events/events.ts';
 import { PageVersion, type Page } from '../pages/page.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
@@ -86,6 +86,38 @@ function notifyAssignee(em: EntityManager, note: Note, issue: Issue, assignee: A
   });
 }
 
+/**
+ * Requests: `request` to every manager of the original's team on creation; `close` and `merge` to the request's
+ * author when someone else closes or merges it.
+ */
+async function notifyRequest(em: EntityManager, event: Extract<DomainEvent, { type: `request.${string}` }>): Promise<void> {
+  const { actor, note, request, author } = event;
+  const who = actor.name || actor.username;
+  const label = `request #${request.index} to "${note.title}"`;
+  const recipients: { userId: number; event: NotificationEvent; title: string }[] = [];
+  if (event.type === 'request.created') {
+    const managers = await em.find(Membership, { team: note.team.id, role: 'manager', user: { $ne: actor.id } }, { fields: ['user'] });
+    for (const manager of managers) recipients.push({ userId: manager.user.id, event: 'request', title: `${who} opened ${label}` });
+  } else if (event.type !== 'request.opened' && author.id !== actor.id) {
+    const merged = event.type === 'request.merged';
+    recipients.push({ userId: author.id, event: merged ? 'merge' : 'close', title: `${who} ${merged ? 'merged' : 'closed'} your ${label}` });
+  }
+  for (const recipient of recipients) {
+    em.create(Notification, {
+      user: recipient.userId,
+      fromUser: actor.id,
+      event: recipient.event,
+      type: 'request',
+      note: note.id,
+      page: null,
+      issue: null,
+      request: request.id,
+      comment: null,
+      title: notificationTitle(recipient.title),
+    });
+  }
+}
+
 export function subscribeNotifications(): void {
   subscribe('notifications', async (em, event) => {
     switch (event.type) {
@@ -96,6 +128,10 @@ export function subscribeNotifications(): void {
         return notifyAssignee(em, event.note, event.issue, event.assignee, event.actor);
       case 'comment.created':
         return notifyPageComment(em, event.comment, event.note, event.page, event.actor, event.mentioned);
+      case 'request.created':
+      case 'request.closed':
+      case 'request.merged':
+        return notifyRequest(em, event);
       default:
         return undefined;
     }

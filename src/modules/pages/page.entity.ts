@@ -39,6 +39,9 @@ export const PageVersionSchema = defineEntity({
     content: p.text(),
     diff: p.text(),
     user: () => p.manyToOne(User),
+    // Written by a merge: the request it came from and the fork's version (ids only: no relation to load).
+    requestId: p.integer().nullable(),
+    fromVersionId: p.integer().nullable(),
     createdAt: createdAt(),
   },
 });

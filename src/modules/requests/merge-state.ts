@@ -1,0 +1,120 @@
+// Where a request stands: for each page it carries, the three sides (B the fork's base when the request was made,
+// U the original's page now, F the proposed version), its classification and its merge; for the request, whether it
+// can merge now. Loaded in one statement for any number of requests; merges are computed lazily, when a request is
+// presented or merged, and kept in memory by the versions involved (a change on either side is a new key).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { budgetOf, type Budget } from './merge/merge3.ts';
+import { classify, mergePage, type Classification, type PageConflict, type PageMerge, type Side } from './merge/pages.ts';
+
+export type RequestPageRow = {
+  id: number;
+  request_id: number;
+  note_id: number;
+  page_version_id: number;
+  from_page_id: number;
+  to_page_id: number | null;
+  base_version_id: number | null;
+  type: 'create' | 'update';
+  path: string;
+  diff: string;
+  merged: boolean;
+  created_at: Date;
+  /** Sides, loaded only for requests still open (draft or opened). */
+  active: boolean;
+  f_title: string | null;
+  f_content: string | null;
+  b_title: string | null;
+  b_content: string | null;
+  u_title: string | null;
+  u_content: string | null;
+  u_lock: number | null;
+};
+
+/** The pages of the requests given, in order, with their sides where the request is still open. */
+export async function loadRequestPages(em: EntityManager, requestIds: readonly number[]): Promise<RequestPageRow[]> {
+  if (requestIds.length === 0) return [];
+  return em.execute<RequestPageRow[]>(
+    `select rp.id, rp.request_id, rp.note_id, rp.page_version_id, rp.from_page_id, rp.to_page_id, rp.base_version_id, rp.type,
+            rp.path, rp.diff, rp.merged, rp.created_at, r.status in ('draft', 'opened') as active,
+            case when r.status in ('draft', 'opened') then f.title end as f_title,
+            case when r.status in ('draft', 'opened') then f.content end as f_content,
+            case when r.status in ('draft', 'opened') then b.title end as b_title,
+            case when r.status in ('draft', 'opened') then b.content end as b_content,
+            case when r.status in ('draft', 'opened') then u.title end as u_title,
+            case when r.status in ('draft', 'opened') then u.content end as u_content,
+            u.lock_version as u_lock
+       from request_pages rp
+       join requests r on r.id = rp.request_id
+       join page_versions f on f.id = rp.page_version_id
+       left join page_versions b on b.id = rp.base_version_id
+       left join pages u on u.id = rp.to_page_id
+      where rp.request_id = any(?::int[])
+      order by rp.request_id, rp.id`,
+    [`{${requestIds.join(',')}}`],
+  );
+}
+
+export type PageState = { classification: Classification; merge: PageMerge };
+
+const side = (title: string | null, content: string | null): Side => (title === null ? null : { title, content: content ?? '' });
+
+/**
+ * The sides of a page: a page new in the fork has no base and no upstream page; an `update` whose upstream page is
+ * gone was deleted there since the fork's base (a `delete_modify` conflict, with the base unknown: empty).
+ */
+export function sidesOf(row: RequestPageRow): { base: Side; ours: Side; theirs: Side; deletedUpstream: boolean } {
+  const theirs = side(row.f_title, row.f_content);
+  const ours = side(row.u_title, row.u_content);
+  const deletedUpstream = row.type === 'update' && row.to_page_id === null;
+  const base = deletedUpstream ? { title: theirs?.title ?? '', content: '' } : side(row.b_title, row.b_content);
+  return { base, ours, theirs, deletedUpstream };
+}
+
+const cache = new Map<string, PageState>();
+const CACHE_ENTRIES = 1000;
+
+/** The classification and merge of one open request page (ours: the original, theirs: the fork). */
+export function pageState(row: RequestPageRow, budget: Budget = budgetOf()): PageState {
+  const key = `${row.id}:${row.page_version_id}:${row.base_version_id}:${row.to_page_id}@${row.u_lock}`;
+  const known = cache.get(key);
+  if (known) return known;
+  const { base, ours, theirs } = sidesOf(row);
+  const merge = mergePage(row.from_page_id, base, ours, theirs, budget);
+  const state = { classification: classify(base, ours, theirs), merge };
+  // a merge past the time budget may fit another time: only what is certain is kept
+  if (merge.status !== 'unknown') {
+    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, state);
+  }
+  return state;
+}
+
+export type Mergeability = {
+  mergeable: boolean | null;
+  state: 'clean' | 'conflicting' | 'outdated' | 'merged' | 'closed' | null;
+  reason: string | null;
+  pages: Map<number, { classification: Classification | null; conflicts: PageConflict[] }>;
+};
+
+/** Whether a request can merge now, from its status and its pages' states. */
+export function mergeabilityOf(status: string, rows: readonly RequestPageRow[]): Mergeability {
+  const pages = new Map<number, { classification: Classification | null; conflicts: PageConflict[] }>();
+  if (status === 'merged' || status === 'closed') {
+    for (const row of rows) pages.set(row.id, { classification: null, conflicts: [] });
+    return { mergeable: false, state: status, reason: null, pages };
+  }
+  const budget = budgetOf();
+  let conflicting = false;
+  let outdated = false;
+  let unknown: string | null = null;
+  for (const row of rows) {
+    const { classification, merge } = pageState(row, budget);
+    pages.set(row.id, { classification, conflicts: merge.status === 'conflict' ? [merge.conflict] : [] });
+    if (merge.status === 'conflict') conflicting = true;
+    if (merge.status === 'unknown') unknown ??= merge.reason;
+    if (classification === 'upstream_only' || classification === 'identical' || classification === 'diverged') outdated = true;
+  }
+  if (conflicting) return { mergeable: false, state: 'conflicting', reason: null, pages };
+  if (unknown !== null) return { mergeable: null, state: null, reason: unknown, pages };
+  return { mergeable: true, state: outdated ? 'outdated' : 'clean', reason: null, pages };
+}
