@@ -24,7 +24,6 @@ export const operations: OperationTable = {
   ...requestOperations,
   // not built yet: each later issue replaces its entries with handlers
   listNoteComments: notBuilt, createNoteComment: notBuilt, deleteNoteComment: notBuilt,
-  pullFork: notBuilt, listChecks: notBuilt,
   listIssueComments: notBuilt, createIssueComment: notBuilt, deleteIssueComment: notBuilt,
   listAttachments: notBuilt, createAttachment: notBuilt, deleteAttachment: notBuilt, downloadAttachment: notBuilt,
   getAttachment: notBuilt,
