@@ -21,7 +21,7 @@ const LARGEST_INDEX = 2_147_483_647;
 /** The request to the note with this index (its user and notes loaded); 404 when there is none. */
 export async function requireRequestInNote(em: EntityManager, noteId: number, index: number): Promise<LoadedRequest> {
   const request = Number.isSafeInteger(index) && index >= 1 && index <= LARGEST_INDEX
-    ? await em.findOne(MergeRequest, { toNote: noteId, index }, { populate: requestRelations, refresh: true })
+    ? await em.findOne(MergeRequest, { toNote: noteId, index }, { populate: requestRelations })
     : null;
   if (!request) throw notFound('request');
   return request;
