@@ -85,6 +85,31 @@ describe('listChecks and pullFork', () => {
     expect(await contentOf(s.copyId)).toBe('<p>Both.</p>');
   });
 
+  it('merges the tree three ways: a move on one side is taken, moves to different parents conflict (`tree`)', async () => {
+    const s = await setup();
+    const a = await makePage(app, s.note, member, { title: 'A' });
+    const b = await makePage(app, s.note, member, { title: 'B' });
+    const c = await makePage(app, s.note, member, { title: 'C' });
+    expect((await outsider.client.post(`${s.forkPath}/pull`)).status).toBe(200);
+    const copies = new Map((await app.em().execute<{ id: number; origin_page_id: number }[]>('select id, origin_page_id from pages where note_id = ?', [s.fork.id])).map((row) => [row.origin_page_id, row.id]));
+    const parentOf = async (pageId: number) => (await app.em().execute<{ parent_id: number | null }[]>('select parent_id from pages where id = ?', [pageId]))[0]!.parent_id;
+    const move = (actor: Actor, path: string, parent: number | null) => actor.client.put(path, { json: { page: { parent } } });
+
+    expect((await move(member, `${s.upstreamPath}/${c.id}`, a.id)).status).toBe(200);
+    expect((await outsider.client.post(`${s.forkPath}/pull`)).status).toBe(200);
+    expect(await parentOf(copies.get(c.id)!)).toBe(copies.get(a.id));
+
+    expect((await move(member, `${s.upstreamPath}/${c.id}`, b.id)).status).toBe(200);
+    expect((await move(outsider, `${s.forkPath}/${copies.get(c.id)}`, null)).status).toBe(200);
+    const refused = await outsider.client.post(`${s.forkPath}/pull`);
+    expect([refused.status, refused.body.code]).toEqual([409, 'merge_conflict']);
+    expect(refused.body.conflicts).toEqual([{ page_id: copies.get(c.id), kind: 'tree', regions: [{ base: String(a.id), ours: '', theirs: String(b.id) }] }]);
+    expect(await parentOf(copies.get(c.id)!)).toBe(null);
+    const resolved = await outsider.client.post(`${s.forkPath}/pull`, { json: { resolutions: [{ page_id: copies.get(c.id), take: 'theirs' }] } });
+    expect(resolved.status, resolved.text).toBe(200);
+    expect(await parentOf(copies.get(c.id)!)).toBe(copies.get(b.id));
+  });
+
   it('answers 401, 404, 403 and 422', async () => {
     const s = await setup();
     expect((await anonymous(app).post(`${s.forkPath}/pull`)).status).toBe(401);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { budgetOf, DEFAULT_MERGE_LIMITS, mergeText, resolveChunks, type Chunk } from '../../src/modules/requests/merge/merge3.ts';
-import { classify, mergePage, type Side } from '../../src/modules/requests/merge/pages.ts';
+import { classify, mergePage, mergeParent, type Side } from '../../src/modules/requests/merge/pages.ts';
 import { splitBlocks, splitWords } from '../../src/modules/requests/merge/tokens.ts';
 
 const page = (content: string, title = 'Page'): Side => ({ title, content });
@@ -112,6 +112,18 @@ describe('mergePage: the table of cases', () => {
     expect(classify(b, page('y'), page('y'))).toBe('identical');
     expect(classify(b, page('y'), page('z'))).toBe('diverged');
     expect(classify(null, null, page('new'))).toBe('fork_only');
+  });
+});
+
+describe('mergeParent: the tree', () => {
+  it.each([
+    ['unmoved', '1', '1', '1', { status: 'clean', parent: '1' }],
+    ['moved by ours only', '1', '2', '1', { status: 'clean', parent: '2' }],
+    ['moved by theirs only (to the top level)', '1', '1', '', { status: 'clean', parent: '' }],
+    ['moved to the same parent on both sides', '', '3', '3', { status: 'clean', parent: '3' }],
+    ['moved to different parents on both sides', '1', '2', 'fork:9', { status: 'conflict', conflict: { page_id: 5, kind: 'tree', regions: [{ base: '1', ours: '2', theirs: 'fork:9' }] } }],
+  ])('%s', (_name, base, ours, theirs, expected) => {
+    expect(mergeParent(5, base, ours, theirs)).toEqual(expected);
   });
 });
 

@@ -20,6 +20,8 @@ export const PageSchema = defineEntity({
     // In a fork: the page of the original it was copied from, and the original's version it was copied at.
     originPage: () => p.manyToOne(Page).nullable(),
     baseVersion: () => p.manyToOne(PageVersion).nullable(),
+    // ... and where it sat in the original then: the original's parent page id, null at the top level.
+    baseParentId: p.integer().nullable(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -7,7 +7,8 @@ import { authorize, findTeamScope } from '../access/scope.ts';
 import { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView, loadNoteViews } from '../notes/notes.loader.ts';
-import { createFork, pullFork } from './forks.service.ts';
+import { createFork } from './forks.service.ts';
+import { pullFork } from './pull.service.ts';
 import { resolutionsByPage } from './merge.service.ts';
 import { originalOf } from './requests.handlers.ts';
 
@@ -26,7 +27,7 @@ export const forkOperations = {
   pullFork: defineOperation('pullFork', { scope: 'note' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     const original = await originalOf(context.em, scope);
-    await pullFork(context.em, scope.caller.user, scope.note, original, resolutionsByPage(body?.resolutions));
+    await pullFork(context.em, scope.caller.user, scope.note, original, resolutionsByPage(body?.resolutions), context.config.limits);
     return presentNote(await loadNoteView(readerOf(context), scope.note), context.urls, 'forked');
   }),
 

@@ -69,3 +69,17 @@ export function mergePage(pageId: number, base: Side, ours: Side, theirs: Side, 
         : { title: resolveChunks(title, 'ours'), content: resolution.content },
   };
 }
+
+/**
+ * Where a page sits, as a key both sides share: '' the top level, the original's page id (`'12'`) for a parent that
+ * exists on both sides, `'fork:34'` for a parent only the fork has.
+ */
+export type ParentKey = string;
+export type ParentMerge = { status: 'clean'; parent: ParentKey } | { status: 'conflict'; conflict: PageConflict };
+
+/** Three-way merge of a page's parent: moved on one side -> moved; moved to different parents on both -> `tree`. */
+export function mergeParent(pageId: number, base: ParentKey, ours: ParentKey, theirs: ParentKey): ParentMerge {
+  if (ours === theirs || theirs === base) return { status: 'clean', parent: ours };
+  if (ours === base) return { status: 'clean', parent: theirs };
+  return { status: 'conflict', conflict: { page_id: pageId, kind: 'tree', regions: [{ base, ours, theirs }] } };
+}
