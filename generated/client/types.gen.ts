@@ -1272,7 +1272,8 @@ export type AttachmentUpload = {
  * A page that cannot be merged without a decision: `content` (both sides changed the same words of a block, or the
  * title, differently), `delete_modify` (deleted on one side, changed on the other) or `tree` (moved to different
  * parents on both sides). `regions` holds each disputed stretch of HTML as it is in the base and on each side; no
- * conflict markers are ever written into a page.
+ * conflict markers are ever written into a page. For `tree`, the one region holds the parents instead: the
+ * original's page id as a string, `''` for the top level, `fork:<id>` for a parent only the fork has.
  *
  */
 export type MergeConflict = {

@@ -242,6 +242,32 @@ describe('mergeRequest', () => {
     expect(copy!.origin_page_id).toBe(page!.id);
   });
 
+  it('merges the tree: a page the fork moved moves; moved to different parents on both sides is a `tree` conflict', async () => {
+    const s = await setup();
+    const third = await makePage(app, s.note, member, { title: 'Third' });
+    const fork = await forkNote(app, s.note, outsider);
+    const copies = new Map((await app.em().execute<{ id: number; origin_page_id: number }[]>('select id, origin_page_id from pages where note_id = ?', [fork.id])).map((row) => [row.origin_page_id, row.id]));
+    const forkPath = `/api/v1/otto/${fork.id}`;
+    const parentOf = async (pageId: number) => (await app.em().execute<{ parent_id: number | null }[]>('select parent_id from pages where id = ?', [pageId]))[0]!.parent_id;
+    // the fork moves Other under Deploy (and edits it), the original leaves it: the move lands with the merge
+    expect((await outsider.client.put(`${forkPath}/${copies.get(s.other.id)}`, { json: { page: { parent: copies.get(s.deploy.id), content: '<p>moved</p>' } } })).status).toBe(200);
+    const moved = (await outsider.client.post(`${forkPath}/requests`, { json: { page_versions: [await latestVersion(copies.get(s.other.id)!)] } })).body;
+    expect(moved).toMatchObject({ mergeable: true, pages: [{ conflicts: [] }] });
+    expect((await manager.client.put(`${s.upstreamPath}/requests/${moved.index}/merge`)).status).toBe(200);
+    expect(await parentOf(s.other.id)).toBe(s.deploy.id);
+    // both move Third, to different parents
+    expect((await outsider.client.put(`${forkPath}/${copies.get(third.id)}`, { json: { page: { parent: copies.get(s.deploy.id), content: '<p>3</p>' } } })).status).toBe(200);
+    expect((await member.client.put(`${s.upstreamPath}/${third.id}`, { json: { page: { parent: s.other.id } } })).status).toBe(200);
+    const crossed = (await outsider.client.post(`${forkPath}/requests`, { json: { page_versions: [await latestVersion(copies.get(third.id)!)] } })).body;
+    const conflict = { page_id: copies.get(third.id), kind: 'tree', regions: [{ base: '', ours: String(s.other.id), theirs: String(s.deploy.id) }] };
+    expect(crossed).toMatchObject({ mergeable: false, mergeable_state: 'conflicting', pages: [{ conflicts: [conflict] }] });
+    const refused = await manager.client.put(`${s.upstreamPath}/requests/${crossed.index}/merge`);
+    expect([refused.status, refused.body.conflicts]).toEqual([409, [conflict]]);
+    const resolved = await manager.client.put(`${s.upstreamPath}/requests/${crossed.index}/merge`, { json: { resolutions: [{ page_id: copies.get(third.id), take: 'theirs' }] } });
+    expect(resolved.status, resolved.text).toBe(200);
+    expect(await parentOf(third.id)).toBe(s.deploy.id);
+  });
+
   it('answers 409 merge_conflict with the regions and changes nothing; a resolution merges', async () => {
     const s = await setup();
     const version = await s.editFork(s.forkDeploy, DEPLOY.replace('clean checkout', 'tagged release'));

@@ -4,7 +4,9 @@
 // presented or merged, and kept in memory by the versions involved (a change on either side is a new key).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { budgetOf, type Budget } from './merge/merge3.ts';
-import { classify, mergePage, type Classification, type PageConflict, type PageMerge, type Side } from './merge/pages.ts';
+import {
+  classify, mergePage, mergeParent, type Classification, type PageConflict, type PageMerge, type ParentKey, type ParentMerge, type Side,
+} from './merge/pages.ts';
 
 export type RequestPageRow = {
   id: number;
@@ -28,6 +30,11 @@ export type RequestPageRow = {
   u_title: string | null;
   u_content: string | null;
   u_lock: number | null;
+  /** The tree: the original page's parent now, the fork page's base parent, its parent and that parent's origin. */
+  u_parent: number | null;
+  b_parent: number | null;
+  f_parent: number | null;
+  f_parent_origin: number | null;
 };
 
 /** The pages of the requests given, in order, with their sides where the request is still open. */
@@ -42,19 +49,31 @@ export async function loadRequestPages(em: EntityManager, requestIds: readonly n
             case when r.status in ('draft', 'opened') then b.content end as b_content,
             case when r.status in ('draft', 'opened') then u.title end as u_title,
             case when r.status in ('draft', 'opened') then u.content end as u_content,
-            u.lock_version as u_lock
+            u.lock_version as u_lock, u.parent_id as u_parent,
+            fp.base_parent_id as b_parent, fp.parent_id as f_parent, fpp.origin_page_id as f_parent_origin
        from request_pages rp
        join requests r on r.id = rp.request_id
        join page_versions f on f.id = rp.page_version_id
        left join page_versions b on b.id = rp.base_version_id
        left join pages u on u.id = rp.to_page_id
+       left join pages fp on fp.id = rp.from_page_id
+       left join pages fpp on fpp.id = fp.parent_id
       where rp.request_id = any(?::int[])
       order by rp.request_id, rp.id`,
     [`{${requestIds.join(',')}}`],
   );
 }
 
-export type PageState = { classification: Classification; merge: PageMerge };
+export type PageState = { classification: Classification; merge: PageMerge; tree: ParentMerge | undefined };
+
+const parentKey = (pageId: number | null): ParentKey => (pageId === null ? '' : String(pageId));
+
+/** The parents (ours: the original's, theirs: the fork's), for an `update` whose original page is there. */
+export function parentsOf(row: RequestPageRow): { base: ParentKey; ours: ParentKey; theirs: ParentKey } | undefined {
+  if (row.type !== 'update' || row.to_page_id === null) return undefined;
+  const theirs = row.f_parent === null ? '' : row.f_parent_origin === null ? `fork:${row.f_parent}` : String(row.f_parent_origin);
+  return { base: parentKey(row.b_parent), ours: parentKey(row.u_parent), theirs };
+}
 
 const side = (title: string | null, content: string | null): Side => (title === null ? null : { title, content: content ?? '' });
 
@@ -75,12 +94,14 @@ const CACHE_ENTRIES = 1000;
 
 /** The classification and merge of one open request page (ours: the original, theirs: the fork). */
 export function pageState(row: RequestPageRow, budget: Budget = budgetOf()): PageState {
-  const key = `${row.id}:${row.page_version_id}:${row.base_version_id}:${row.to_page_id}@${row.u_lock}`;
+  const key = `${row.id}:${row.page_version_id}:${row.base_version_id}:${row.to_page_id}@${row.u_lock}:${row.u_parent}:${row.b_parent}:${row.f_parent}`;
   const known = cache.get(key);
   if (known) return known;
   const { base, ours, theirs } = sidesOf(row);
   const merge = mergePage(row.from_page_id, base, ours, theirs, budget);
-  const state = { classification: classify(base, ours, theirs), merge };
+  const parents = parentsOf(row);
+  const tree = parents && mergeParent(row.from_page_id, parents.base, parents.ours, parents.theirs);
+  const state = { classification: classify(base, ours, theirs), merge, tree };
   // a merge past the time budget may fit another time: only what is certain is kept
   if (merge.status !== 'unknown') {
     if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -108,9 +129,10 @@ export function mergeabilityOf(status: string, rows: readonly RequestPageRow[]):
   let outdated = false;
   let unknown: string | null = null;
   for (const row of rows) {
-    const { classification, merge } = pageState(row, budget);
-    pages.set(row.id, { classification, conflicts: merge.status === 'conflict' ? [merge.conflict] : [] });
-    if (merge.status === 'conflict') conflicting = true;
+    const { classification, merge, tree } = pageState(row, budget);
+    const conflicts = [...(merge.status === 'conflict' ? [merge.conflict] : []), ...(tree?.status === 'conflict' ? [tree.conflict] : [])];
+    pages.set(row.id, { classification, conflicts });
+    if (conflicts.length > 0) conflicting = true;
     if (merge.status === 'unknown') unknown ??= merge.reason;
     if (classification === 'upstream_only' || classification === 'identical' || classification === 'diverged') outdated = true;
   }

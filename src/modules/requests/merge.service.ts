@@ -11,7 +11,7 @@ import { conflict, HttpError, unprocessable, type FieldError } from '../../http/
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import type { Page } from '../pages/page.entity.ts';
-import { createPage } from '../pages/tree.service.ts';
+import { createPage, lockTree, movePage } from '../pages/tree.service.ts';
 import { lockPage, recordVersion, touch } from '../pages/versions.writer.ts';
 import { User } from '../users/user.entity.ts';
 import { budgetOf } from './merge/merge3.ts';
@@ -41,7 +41,8 @@ export function mergeConflict(conflicts: PageConflict[], bounded: { pageId: numb
   throw new HttpError(409, 'merge_conflict', `${errors.length} page(s) cannot be merged without a resolution; nothing was changed`, { errors, extensions: { conflicts } });
 }
 
-type Merged = { row: RequestPageRow; result: Side };
+/** `parent`: where the original's page goes (a ParentKey), when it moves. */
+type Merged = { row: RequestPageRow; result: Side; parent?: string | undefined };
 
 /** Each page's merged result, or 409 with every conflict left. */
 function mergeAll(rows: readonly RequestPageRow[], resolutions: Map<number, Resolution>): Merged[] {
@@ -50,15 +51,24 @@ function mergeAll(rows: readonly RequestPageRow[], resolutions: Map<number, Reso
   const bounded: { pageId: number; reason: string }[] = [];
   const merged: Merged[] = [];
   for (const row of rows) {
-    const { merge } = pageState(row, budget);
+    const { merge, tree } = pageState(row, budget);
     const resolution = resolutions.get(row.from_page_id);
-    if (merge.status === 'clean') merged.push({ row, result: merge.result });
+    let result: Side | undefined;
+    if (merge.status === 'clean') result = merge.result;
     else if (merge.status === 'conflict') {
-      if (resolution) merged.push({ row, result: merge.resolve(resolution) });
+      if (resolution) result = merge.resolve(resolution);
       else conflicts.push(merge.conflict);
     } else if (resolution && typeof resolution !== 'string') {
-      merged.push({ row, result: { title: sidesOf(row).theirs!.title, content: resolution.content } });
+      result = { title: sidesOf(row).theirs!.title, content: resolution.content };
     } else bounded.push({ pageId: row.from_page_id, reason: merge.reason });
+    let parent: string | undefined;
+    if (tree?.status === 'clean') parent = tree.parent;
+    else if (tree?.status === 'conflict') {
+      const [region] = tree.conflict.regions;
+      if (resolution) parent = resolution === 'theirs' ? region!.theirs : region!.ours;
+      else conflicts.push(tree.conflict);
+    }
+    if (result !== undefined) merged.push({ row, result, parent });
   }
   if (conflicts.length > 0 || bounded.length > 0) mergeConflict(conflicts, bounded);
   return merged;
@@ -93,6 +103,7 @@ export async function mergeRequest(
   limits: Limits,
 ): Promise<void> {
   await em.transactional(async (tx) => {
+    await lockTree(tx, note.id);
     const locked = await tx.findOneOrFail(MergeRequest, request.id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (locked.status === 'merged' || locked.status === 'closed') throw conflict('invalid_state', `the request is ${locked.status}; only an opened request can be merged`);
     if (locked.status === 'draft' || locked.isWip) throw unprocessable('work_in_progress', 'the request is a work in progress; open it before merging');
@@ -140,6 +151,16 @@ export async function mergeRequest(
       const done = new Set((ready.length > 0 ? ready : pending).map(({ row }) => row.id));
       pending = pending.filter(({ row }) => !done.has(row.id));
     }
+    // moves: where the fork moved a page (and the original did not), under the original's page, or the page this
+    // merge created for a parent new in the fork
+    for (const { row, parent } of merged) {
+      const page = row.to_page_id === null ? undefined : upstream.get(row.to_page_id);
+      if (!page || parent === undefined || parent === (page.parent?.id === undefined ? '' : String(page.parent.id))) continue;
+      const target = parent === '' ? null : parent.startsWith('fork:') ? landed.get(Number(parent.slice(5))) : Number(parent);
+      if (target === undefined) continue;
+      await movePage(tx, page, target, limits, false);
+      touch(page);
+    }
     await tx.flush();
     await moveForkBases(tx, merged, forkPages, landed);
     await tx.execute(
@@ -167,7 +188,7 @@ async function moveForkBases(tx: EntityManager, merged: readonly Merged[], forkP
   });
   if (moving.length === 0) return;
   await tx.execute(
-    `update pages p set origin_page_id = x.origin, base_version_id = latest.id
+    `update pages p set origin_page_id = x.origin, base_version_id = latest.id, base_parent_id = o.parent_id
        from unnest(?::int[], ?::int[]) as x (id, origin)
        join pages o on o.id = x.origin
        join page_versions latest on latest.page_id = o.id and latest.index = o.version_sequence
