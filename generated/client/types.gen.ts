@@ -639,8 +639,9 @@ export type Request = {
     status: 'draft' | 'opened' | 'closed' | 'merged';
     /**
      * Whether `mergeRequest` would succeed now without resolutions: true, false (conflicts, see each page's
-     * `conflicts`), or null when unknown (past the merge's size or time bound, see `mergeable_reason`; never a
-     * guess). False for a closed or merged request. Computed when the request is read, from the versions involved.
+     * `conflicts`), or null when unknown (still being computed: big pages are merged in the background, read the
+     * request again; or past the merge's size or time bound; see `mergeable_reason`; never a guess). False for a
+     * closed or merged request. Computed when the request is read, from the versions involved, and kept.
      *
      */
     mergeable: boolean | null;

@@ -309,6 +309,30 @@ describe('mergeRequest', () => {
   });
 });
 
+describe('big pages', () => {
+  it('are merged off the event loop when a request is read: mergeable null until the worker answers', async () => {
+    const s = await setup();
+    const paragraphs = Array.from({ length: 5000 }, (_, i) => `<p>Paragraph ${i} of a long page, with some words in it.</p>\n`);
+    const big = paragraphs.join('');
+    expect(big.length).toBeGreaterThan(256 * 1024);
+    await s.editUpstream(s.other.id, big);
+    const fork = await forkNote(app, s.note, outsider);
+    const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, s.other.id]);
+    expect((await outsider.client.put(`/api/v1/otto/${fork.id}/${copy!.id}`, { json: { page: { content: big.replace('Paragraph 10 ', 'Paragraph ten ') } } })).status).toBe(200);
+    await s.editUpstream(s.other.id, big.replace('Paragraph 3000 ', 'Paragraph three thousand '));
+    const request = (await outsider.client.post(`/api/v1/otto/${fork.id}/requests`, { json: { page_versions: [await latestVersion(copy!.id)] } })).body;
+    expect(request).toMatchObject({ mergeable: null, mergeable_state: null, mergeable_reason: expect.stringContaining('being computed'), pages: [{ classification: 'diverged' }] });
+    let shown = request;
+    for (let i = 0; i < 100 && shown.mergeable === null; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      shown = (await manager.client.get(`${s.upstreamPath}/requests/${request.index}`)).body;
+    }
+    expect(shown).toMatchObject({ mergeable: true, mergeable_state: 'outdated', mergeable_reason: null });
+    expect((await manager.client.put(`${s.upstreamPath}/requests/${request.index}/merge`)).status).toBe(200);
+    expect(await contentOf(s.other.id)).toBe(big.replace('Paragraph 10 ', 'Paragraph ten ').replace('Paragraph 3000 ', 'Paragraph three thousand '));
+  });
+});
+
 describe('a request\'s lifecycle through the generated client', () => {
   it('create -> close -> open -> merge, with its notifications and log entries', async () => {
     const s = await setup();

@@ -3,6 +3,7 @@
 // can merge now. Loaded in one statement for any number of requests; merges are computed lazily, when a request is
 // presented or merged, and kept in memory by the versions involved (a change on either side is a new key).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { mergeInBackground, type BackgroundMerge } from './merge/background.ts';
 import { budgetOf, type Budget } from './merge/merge3.ts';
 import {
   classify, mergePage, mergeParent, type Classification, type PageConflict, type PageMerge, type ParentKey, type ParentMerge, type Side,
@@ -89,25 +90,57 @@ export function sidesOf(row: RequestPageRow): { base: Side; ours: Side; theirs: 
   return { base, ours, theirs, deletedUpstream };
 }
 
-const cache = new Map<string, PageState>();
+/** Past this many bytes (the three sides together), a diverged page is merged in a worker when a request is read. */
+export const INLINE_MERGE_BYTES = 256 * 1024;
+
+/** As PageState, where the merge may have come from the worker (a conflict's data without its resolver). */
+export type ReadPageState = { classification: Classification; merge: PageMerge | BackgroundMerge; tree: ParentMerge | undefined };
+
+const cache = new Map<string, ReadPageState>();
 const CACHE_ENTRIES = 1000;
 
-/** The classification and merge of one open request page (ours: the original, theirs: the fork). */
-export function pageState(row: RequestPageRow, budget: Budget = budgetOf()): PageState {
-  const key = `${row.id}:${row.page_version_id}:${row.base_version_id}:${row.to_page_id}@${row.u_lock}:${row.u_parent}:${row.b_parent}:${row.f_parent}`;
-  const known = cache.get(key);
-  if (known) return known;
-  const { base, ours, theirs } = sidesOf(row);
-  const merge = mergePage(row.from_page_id, base, ours, theirs, budget);
+function remember(key: string, state: ReadPageState): void {
+  // a merge past the time budget may fit another time: only what is certain is kept
+  if (state.merge.status === 'unknown') return;
+  if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(key, state);
+}
+
+const keyOf = (row: RequestPageRow): string =>
+  `${row.id}:${row.page_version_id}:${row.base_version_id}:${row.to_page_id}@${row.u_lock}:${row.u_parent}:${row.b_parent}:${row.f_parent}`;
+
+function shapeOf(row: RequestPageRow) {
+  const sides = sidesOf(row);
   const parents = parentsOf(row);
   const tree = parents && mergeParent(row.from_page_id, parents.base, parents.ours, parents.theirs);
-  const state = { classification: classify(base, ours, theirs), merge, tree };
-  // a merge past the time budget may fit another time: only what is certain is kept
-  if (merge.status !== 'unknown') {
-    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-    cache.set(key, state);
-  }
+  return { sides, tree, classification: classify(sides.base, sides.ours, sides.theirs) };
+}
+
+/** The classification and merge of one open request page (ours: the original, theirs: the fork), for a write. */
+export function pageState(row: RequestPageRow, budget: Budget = budgetOf()): PageState {
+  const { sides, tree, classification } = shapeOf(row);
+  const merge = mergePage(row.from_page_id, sides.base, sides.ours, sides.theirs, budget);
+  const state = { classification, merge, tree };
+  remember(keyOf(row), state);
   return state;
+}
+
+const size = (side: Side): number => (side === null ? 0 : side.content.length + side.title.length);
+
+/**
+ * As pageState, for a read: kept in memory by the versions involved; a big diverged page not merged yet is handed
+ * to the worker and shows as unknown ("being computed") until its result is in.
+ */
+export function readPageState(row: RequestPageRow, budget: Budget): ReadPageState {
+  const key = keyOf(row);
+  const known = cache.get(key);
+  if (known) return known;
+  const { sides, tree, classification } = shapeOf(row);
+  if (classification === 'diverged' && size(sides.base) + size(sides.ours) + size(sides.theirs) > INLINE_MERGE_BYTES) {
+    mergeInBackground(key, row.from_page_id, sides, (merge) => remember(key, { classification, merge, tree }));
+    return { classification, merge: { status: 'unknown', reason: 'the merge is being computed; read the request again in a moment' }, tree };
+  }
+  return pageState(row, budget);
 }
 
 export type Mergeability = {
@@ -129,7 +162,7 @@ export function mergeabilityOf(status: string, rows: readonly RequestPageRow[]):
   let outdated = false;
   let unknown: string | null = null;
   for (const row of rows) {
-    const { classification, merge, tree } = pageState(row, budget);
+    const { classification, merge, tree } = readPageState(row, budget);
     const conflicts = [...(merge.status === 'conflict' ? [merge.conflict] : []), ...(tree?.status === 'conflict' ? [tree.conflict] : [])];
     pages.set(row.id, { classification, conflicts });
     if (conflicts.length > 0) conflicting = true;
