@@ -4,6 +4,7 @@ import { closeRequest, createRequest, getRequest, listRequests, mergeRequest, op
 import { Log } from '../../src/modules/logs/log.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { MergeRequest } from '../../src/modules/requests/merge-request.entity.ts';
+import { loadRequestPages, mergeabilityOf } from '../../src/modules/requests/merge-state.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makePage, type Actor } from '../support/factories.ts';
 import { forkNote } from '../support/forks.ts';
@@ -330,6 +331,17 @@ describe('big pages', () => {
     expect(shown).toMatchObject({ mergeable: true, mergeable_state: 'outdated', mergeable_reason: null });
     expect((await manager.client.put(`${s.upstreamPath}/requests/${request.index}/merge`)).status).toBe(200);
     expect(await contentOf(s.other.id)).toBe(big.replace('Paragraph 10 ', 'Paragraph ten ').replace('Paragraph 3000 ', 'Paragraph three thousand '));
+  });
+
+  it('a list loads page contents up to a bound; past it a merge not in memory yet is unknown, never guessed', async () => {
+    const s = await setup();
+    const request = await s.request([await s.editFork(s.forkDeploy, DEPLOY.replace('Deploy<', 'Ship<'))]);
+    await s.editUpstream(s.deploy.id, DEPLOY.replace('dashboard', 'board')); // a new key: not in memory
+    const rows = await loadRequestPages(app.em(), [request.id], { contentBytes: 0 });
+    expect(rows[0]!.f_content).toBeUndefined();
+    expect(mergeabilityOf('opened', rows)).toMatchObject({ mergeable: null, state: null, reason: expect.stringContaining('read the request itself') });
+    const shown = await manager.client.get(`${s.upstreamPath}/requests/${request.index}`);
+    expect(shown.body).toMatchObject({ mergeable: true, mergeable_state: 'outdated', pages: [{ classification: 'diverged' }] });
   });
 });
 

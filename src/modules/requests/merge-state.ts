@@ -22,14 +22,17 @@ export type RequestPageRow = {
   diff: string;
   merged: boolean;
   created_at: Date;
-  /** Sides, loaded only for requests still open (draft or opened). */
+  /** Sides, loaded only for requests still open (draft or opened); contents only when `loaded`. */
   active: boolean;
   f_title: string | null;
-  f_content: string | null;
+  f_content?: string | null;
   b_title: string | null;
-  b_content: string | null;
+  b_content?: string | null;
   u_title: string | null;
-  u_content: string | null;
+  u_content?: string | null;
+  /** The three contents' size in bytes. */
+  bytes: number | string;
+  loaded?: boolean;
   u_lock: number | null;
   /** The tree: the original page's parent now, the fork page's base parent, its parent and that parent's origin. */
   u_parent: number | null;
@@ -38,18 +41,28 @@ export type RequestPageRow = {
   f_parent_origin: number | null;
 };
 
-/** The pages of the requests given, in order, with their sides where the request is still open. */
-export async function loadRequestPages(em: EntityManager, requestIds: readonly number[]): Promise<RequestPageRow[]> {
+/** Most bytes of page content a list of requests loads to compute merges (read the request itself for the rest). */
+export const LIST_CONTENT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The pages of the requests given, in order, with the titles of their sides where the request is still open; the
+ * contents of the sides (a second statement) only where needed: every one with `all` (a merge), else those whose
+ * merge is not in memory yet, up to `contentBytes` in all.
+ */
+export async function loadRequestPages(
+  em: EntityManager,
+  requestIds: readonly number[],
+  options: { all: true } | { contentBytes: number },
+): Promise<RequestPageRow[]> {
   if (requestIds.length === 0) return [];
-  return em.execute<RequestPageRow[]>(
+  const rows = await em.execute<RequestPageRow[]>(
     `select rp.id, rp.request_id, rp.note_id, rp.page_version_id, rp.from_page_id, rp.to_page_id, rp.base_version_id, rp.type,
             rp.path, rp.diff, rp.merged, rp.created_at, r.status in ('draft', 'opened') as active,
             case when r.status in ('draft', 'opened') then f.title end as f_title,
-            case when r.status in ('draft', 'opened') then f.content end as f_content,
             case when r.status in ('draft', 'opened') then b.title end as b_title,
-            case when r.status in ('draft', 'opened') then b.content end as b_content,
             case when r.status in ('draft', 'opened') then u.title end as u_title,
-            case when r.status in ('draft', 'opened') then u.content end as u_content,
+            case when r.status in ('draft', 'opened')
+                 then octet_length(f.content) + coalesce(octet_length(b.content), 0) + coalesce(octet_length(u.content), 0) else 0 end as bytes,
             u.lock_version as u_lock, u.parent_id as u_parent,
             fp.base_parent_id as b_parent, fp.parent_id as f_parent, fpp.origin_page_id as f_parent_origin
        from request_pages rp
@@ -63,6 +76,30 @@ export async function loadRequestPages(em: EntityManager, requestIds: readonly n
       order by rp.request_id, rp.id`,
     [`{${requestIds.join(',')}}`],
   );
+  let left = 'all' in options ? Infinity : options.contentBytes;
+  const loading = rows.filter((row) => {
+    row.loaded = false;
+    if (!row.active || (!('all' in options) && cache.has(keyOf(row))) || Number(row.bytes) > left) return false;
+    left -= Number(row.bytes);
+    return true;
+  });
+  if (loading.length === 0) return rows;
+  const contents = await em.execute<{ id: number; f_content: string; b_content: string | null; u_content: string | null }[]>(
+    `select rp.id, f.content as f_content, b.content as b_content, u.content as u_content
+       from request_pages rp
+       join page_versions f on f.id = rp.page_version_id
+       left join page_versions b on b.id = rp.base_version_id
+       left join pages u on u.id = rp.to_page_id
+      where rp.id = any(?::int[])`,
+    [`{${loading.map((row) => row.id).join(',')}}`],
+  );
+  const byId = new Map(contents.map((row) => [row.id, row]));
+  for (const row of loading) {
+    const content = byId.get(row.id);
+    if (!content) continue;
+    Object.assign(row, content, { loaded: true });
+  }
+  return rows;
 }
 
 export type PageState = { classification: Classification; merge: PageMerge; tree: ParentMerge | undefined };
@@ -76,7 +113,7 @@ export function parentsOf(row: RequestPageRow): { base: ParentKey; ours: ParentK
   return { base: parentKey(row.b_parent), ours: parentKey(row.u_parent), theirs };
 }
 
-const side = (title: string | null, content: string | null): Side => (title === null ? null : { title, content: content ?? '' });
+const side = (title: string | null, content: string | null | undefined): Side => (title === null ? null : { title, content: content ?? '' });
 
 /**
  * The sides of a page: a page new in the fork has no base and no upstream page; an `update` whose upstream page is
@@ -94,7 +131,7 @@ export function sidesOf(row: RequestPageRow): { base: Side; ours: Side; theirs: 
 export const INLINE_MERGE_BYTES = 256 * 1024;
 
 /** As PageState, where the merge may have come from the worker (a conflict's data without its resolver). */
-export type ReadPageState = { classification: Classification; merge: PageMerge | BackgroundMerge; tree: ParentMerge | undefined };
+export type ReadPageState = { classification: Classification | null; merge: PageMerge | BackgroundMerge; tree: ParentMerge | undefined };
 
 const cache = new Map<string, ReadPageState>();
 const CACHE_ENTRIES = 1000;
@@ -135,6 +172,9 @@ export function readPageState(row: RequestPageRow, budget: Budget): ReadPageStat
   const key = keyOf(row);
   const known = cache.get(key);
   if (known) return known;
+  if (!row.loaded) {
+    return { classification: null, merge: { status: 'unknown', reason: 'too much to merge in one list of requests: read the request itself' }, tree: undefined };
+  }
   const { sides, tree, classification } = shapeOf(row);
   if (classification === 'diverged' && size(sides.base) + size(sides.ours) + size(sides.theirs) > INLINE_MERGE_BYTES) {
     mergeInBackground(key, row.from_page_id, sides, (merge) => remember(key, { classification, merge, tree }));

@@ -107,14 +107,14 @@ export async function mergeRequest(
     const locked = await tx.findOneOrFail(MergeRequest, request.id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (locked.status === 'merged' || locked.status === 'closed') throw conflict('invalid_state', `the request is ${locked.status}; only an opened request can be merged`);
     if (locked.status === 'draft' || locked.isWip) throw unprocessable('work_in_progress', 'the request is a work in progress; open it before merging');
-    const carried = await loadRequestPages(tx, [locked.id]);
+    const carried = await loadRequestPages(tx, [locked.id], { contentBytes: 0 });
     if (options.expectedHeadVersions) await checkHeads(tx, carried, options.expectedHeadVersions);
     // the original's pages, locked in one order for everyone, then the sides read again as they are now
     const upstream = new Map<number, Page>();
     for (const id of carried.flatMap((row) => (row.to_page_id === null ? [] : [row.to_page_id])).sort((a, b) => a - b)) {
       upstream.set(id, await lockPage(tx, id));
     }
-    const rows = await loadRequestPages(tx, [locked.id]);
+    const rows = await loadRequestPages(tx, [locked.id], { all: true });
     const merged = mergeAll(rows, resolutionsByPage(options.resolutions));
 
     const forkPages = new Map((await tx.execute<ForkPage[]>(

@@ -10,7 +10,7 @@ import { shared } from '../../http/json.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';
 import { MergeRequest } from './merge-request.entity.ts';
-import { loadRequestPages, mergeabilityOf, type RequestPageRow } from './merge-state.ts';
+import { LIST_CONTENT_BYTES, loadRequestPages, mergeabilityOf, type RequestPageRow } from './merge-state.ts';
 import type { RequestView } from './request.presenter.ts';
 
 export type LoadedRequest = Loaded<MergeRequest, 'user' | 'fromNote' | 'fromNote.team' | 'toNote' | 'toNote.team'>;
@@ -27,7 +27,8 @@ export async function requireRequestInNote(em: EntityManager, noteId: number, in
   return request;
 }
 
-export async function loadRequestViews(reader: Reader, requests: readonly LoadedRequest[]): Promise<RequestView[]> {
+/** `contentBytes`: how much page content computing the merges may load (a list is bounded; one request is not). */
+export async function loadRequestViews(reader: Reader, requests: readonly LoadedRequest[], contentBytes = LIST_CONTENT_BYTES): Promise<RequestView[]> {
   if (requests.length === 0) return [];
   const notes = new Map<number, LoadedRequest['toNote']>();
   for (const request of requests) {
@@ -43,7 +44,7 @@ export async function loadRequestViews(reader: Reader, requests: readonly Loaded
     forked.set(view.note.id, shared(presentNote(view, reader.urls, 'forked')));
     roles.set(view.note.id, view.team.role);
   }
-  const rows = await loadRequestPages(reader.em, requests.map((request) => request.id));
+  const rows = await loadRequestPages(reader.em, requests.map((request) => request.id), { contentBytes });
   const pagesOf = new Map<number, RequestPageRow[]>();
   for (const row of rows) {
     const list = pagesOf.get(row.request_id);
@@ -65,6 +66,6 @@ export async function loadRequestViews(reader: Reader, requests: readonly Loaded
 }
 
 export async function loadRequestView(reader: Reader, request: LoadedRequest): Promise<RequestView> {
-  const [view] = await loadRequestViews(reader, [request]);
+  const [view] = await loadRequestViews(reader, [request], Infinity);
   return view!;
 }
