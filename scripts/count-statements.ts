@@ -36,6 +36,9 @@ type State = {
   createdApps: string[];
   grantedApps: string[];
   spareTokens: number[];
+  /** The manager's fork of the handbook (in the team `manager`), with a changed page proposed by requests #1-#4. */
+  forkId: number;
+  forkVersionId: number;
 };
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -85,6 +88,15 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['listAttachments', () => ({ method: 'GET', path: `${NOTE}/attachments` })],
   ['getAttachment', (state) => ({ method: 'GET', path: `/api/v1/attachments/${state.createdAttachments[0]}.json` })],
   ['downloadAttachment', (state) => ({ method: 'GET', path: `/api/v1/attachments/${state.createdAttachments[0]}` })],
+  ['createFork', (_, n) => ({ method: 'POST', path: `${NOTE}/forks`, form: { title: `Fork ${n}` } })],
+  ['listRequests', () => ({ method: 'GET', path: `${NOTE}/requests?state=all` })],
+  ['getRequest', () => ({ method: 'GET', path: `${NOTE}/requests/1` })],
+  ['createRequest', (state) => ({ method: 'POST', path: `/api/v1/manager/${state.forkId}/requests`, form: { 'page_versions[]': state.forkVersionId } })],
+  ['closeRequest', (_, n) => ({ method: 'PUT', path: `${NOTE}/requests/${1 + n}/close` })],
+  ['openRequest', (_, n) => ({ method: 'PUT', path: `${NOTE}/requests/${1 + n}/open` })],
+  ['mergeRequest', (_, n) => ({ method: 'PUT', path: `${NOTE}/requests/${3 + n}/merge` })],
+  ['listChecks', () => ({ method: 'GET', path: '/api/v1/checks?type=pull' })],
+  ['pullFork', (state) => ({ method: 'POST', path: `/api/v1/manager/${state.forkId}/pull` })],
   // deletes, last, of throw-away objects made above
   ['deleteIssue', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/${state.createdIssues[n]}` })],
   ['listNoteComments', () => ({ method: 'GET', path: `${NOTE}/comments` })],
@@ -162,7 +174,7 @@ try {
   await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Welcome', 'page[content]': '<p>Hello</p>' } });
   const guide = (await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Guide', 'page[content]': '<p>How</p>' } })).id as number;
   const pageId = (await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Releases', 'page[content]': '<p>Release steps</p>', 'page[parent]': guide } })).id as number;
-  await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Rollback', 'page[content]': '<p>Redeploy</p>', 'page[parent]': pageId } });
+  const rollback = (await seed({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Rollback', 'page[content]': '<p>Redeploy</p>', 'page[parent]': pageId } })).id as number;
   await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed</p>' } }, member.token);
   await seed({ method: 'PUT', path: `${NOTE}/${pageId}`, form: { 'page[content]': '<p>Release steps, reviewed twice</p>' } });
   await seed({ method: 'POST', path: `${NOTE}/${pageId}/comments`, form: { 'comment[comment]': 'First!' } }, member.token);
@@ -171,7 +183,16 @@ try {
   await seed({ method: 'POST', path: `${NOTE}/comments`, form: { 'comment[comment]': 'Hello @manager', 'mentions[]': 'manager' } }, member.token);
   const notifications = await fetch(`${app.baseUrl}/api/v1/notifications`, { headers: { Authorization: `Bearer ${manager.token}` } }).then((response) => response.json()) as { id: number }[];
 
+  // a fork of the handbook with a changed page, proposed back four times (requests #1 to #4)
+  const forkId = (await seed({ method: 'POST', path: `${NOTE}/forks` })).id as number;
+  const [forkPage] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [forkId, rollback]);
+  await seed({ method: 'PUT', path: `/api/v1/manager/${forkId}/${forkPage!.id}`, form: { 'page[content]': '<p>Redeploy, from the fork</p>' } });
+  const [forkVersion] = await app.em().execute<{ id: number }[]>('select id from page_versions where page_id = ? order by index desc limit 1', [forkPage!.id]);
+  for (let i = 0; i < 4; i += 1) await seed({ method: 'POST', path: `/api/v1/manager/${forkId}/requests`, form: { 'page_versions[]': forkVersion!.id } });
+
   const state: State = {
+    forkId,
+    forkVersionId: forkVersion!.id,
     pageId,
     createdTeams: ['scratch0', 'scratch1'],
     createdNotes: ['scratch0', 'scratch1'],

@@ -194,9 +194,11 @@ export const listContributors = <ThrowOnError extends boolean = false>(options: 
 /**
  * Fork a note
  *
- * Copies the note with all its pages and attachments into the caller's default team, or into `team`. Each page
- * of the fork remembers its origin page and the version it was copied from, so that changes can later be
- * pulled (`pullFork`) and proposed back (`createRequest`). The fork keeps the original's `is_private`, has no
+ * Copies the note with its whole page tree (titles, content, order, parents, the cover) into the caller's
+ * default team, or into `team`, in one transaction and a fixed number of statements however many pages. Each page
+ * of the fork remembers its origin page and the version it was copied from (its base), so that changes can later
+ * be pulled (`pullFork`) and proposed back (`createRequest`). The copy writes no page versions: a fork page's
+ * history starts with its first change in the fork. Attachments are not copied (yet). The fork keeps the original's `is_private`, has no
  * slug, and is titled `Copy of <note title> (<team name>)` unless `title` is given. Anyone who may read the note
  * may fork it, into a team they are a member of. The body is optional. The answer is the fork, with `user_id`,
  * `pulled_at` and `forked`.
@@ -227,17 +229,19 @@ export const createFork = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Bring a fork up to date with its original
  *
- * For a fork (the note in the path), takes in the changes made to the original note since `pulled_at`: pages
- * changed in the original and not in the fork are updated (as new versions), pages created in the original are
- * added, and `pulled_at` becomes now. When a page changed on both sides, nothing at all is applied and the answer
- * is 409 `merge_conflict` with one `errors` entry per conflicting page. Members and managers of the fork's team
- * only. No body. The answer is the fork, with `user_id`, `pulled_at` and `forked`. An addition to the original
- * contract.
+ * For a fork (the note in the path), takes in the changes made to the original since each page's base, three
+ * ways: a page only the original changed is taken, a page both changed is merged (blocks, then words), a page
+ * only the fork changed stays; each changed page gets a new version in the fork, and every page's base moves to
+ * the original's latest version. Conflicts that remain need a `resolutions` entry (`ours` is the fork,
+ * `theirs` the original), else the answer is 409 `merge_conflict` listing them (`conflicts`) and nothing is
+ * applied. Pages created in the original since are not added (yet). `pulled_at` becomes now. Members and
+ * managers of the fork's team only. Body optional (`resolutions`). The answer is the fork, with `user_id`,
+ * `pulled_at` and `forked`. An addition to the original contract.
  *
  * - 403: the caller may read the fork but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
- * - 409 `merge_conflict`: pages changed in both notes; nothing was applied.
- * - 422: the note is not a fork, or its original has been deleted.
+ * - 409 `merge_conflict`: pages conflict (`conflicts`); nothing was applied.
+ * - 422: the note is not a fork, or its original has been deleted, or a merge is past its size or time bound.
  *
  */
 export const pullFork = <ThrowOnError extends boolean = false>(options: Options<PullForkData, ThrowOnError>): RequestResult<PullForkResponses, PullForkErrors, ThrowOnError> => (options.client ?? client).post<PullForkResponses, PullForkErrors, ThrowOnError>({
@@ -251,7 +255,11 @@ export const pullFork = <ThrowOnError extends boolean = false>(options: Options<
             type: 'http'
         }],
     url: '/api/v1/{team}/{note}/pull',
-    ...options
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
@@ -962,8 +970,10 @@ export const listRequests = <ThrowOnError extends boolean = false>(options: Opti
  * Called on the fork (`note` in the path is the fork, usually addressed by its id). Creates a request to the
  * fork's original note with the given page versions of the fork; it is numbered and listed on the original
  * note, so its `index`, `label` and `html_url` refer to the original. It is `opened` (and `active`), or a
- * `draft` when `is_wip` is true. Managers of the original are notified (`request`). Members and managers of the
- * fork's team only.
+ * `draft` when `is_wip` is true. Each page entry is `create` (a page new in the fork) or `update`, with the
+ * diff from the fork's base to the proposed version; the request remembers each page's base, so pulling the
+ * fork later does not change what the request proposes. Managers of the original are notified (`request`).
+ * Members and managers of the fork's team only.
  *
  * - 403: the caller may read the fork but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
@@ -1066,17 +1076,23 @@ export const closeRequest = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Merge a request
  *
- * Applies the request's page versions to the original note as new versions (creating the pages of `create`
- * entries), in one transaction, and moves the request to `merged` (`is_merged` true, `active` false, every page
- * entry `merged`). If a page of the original changed since the fork's copy of it was taken (or last pulled),
- * nothing is applied and the answer is 409 `merge_conflict` with one `errors` entry per page; pull the fork
- * (`pullFork`), resolve, and try again. The author is notified (`merge`). No body. Managers of the original
- * note's team only. An addition to the original contract.
+ * Applies the request's pages to the original note in one transaction: each page gets a new version (history
+ * is never rewritten; the version records the request and the fork version it came from), `create` entries
+ * become new pages (under the copy of their fork parent where there is one), and the request becomes `merged`
+ * (`is_merged` true, `active` false, every page entry `merged`). A page the original also changed since the
+ * fork's base is merged three ways (blocks, then words); conflicts that remain need a `resolutions` entry,
+ * else the answer is 409 `merge_conflict` listing every conflicting page with its regions (`conflicts`) and
+ * nothing changes. Fork pages whose content is the merged content take the new versions as their base. The
+ * author is notified (`merge`). Body optional (`expected_head_versions`, `resolutions`). Managers of the
+ * original note's team only. An addition to the original contract.
  *
  * - 403: the caller may read the request but is not a manager of the note's team.
  * - 404: the note does not exist or is not readable, or it has no request with this index.
- * - 409 `merge_conflict`: pages changed on both sides; `invalid_state`: the request is closed or already merged.
- * - 422: the request is a work in progress (`is_wip`, `draft`); open it first.
+ * - 409 `merge_conflict`: unresolved conflicts (`conflicts`), or a page past the merge's size or time bound
+ * (`mergeable` null; an `errors` entry names it: resolve it with its final `content`); `version_conflict`: a
+ * carried fork page has a version newer than `expected_head_versions` lists; `invalid_state`: the request is
+ * closed or merged.
+ * - 422 `work_in_progress`: the request is a work in progress (`is_wip`, `draft`); open it first.
  *
  */
 export const mergeRequest = <ThrowOnError extends boolean = false>(options: Options<MergeRequestData, ThrowOnError>): RequestResult<MergeRequestResponses, MergeRequestErrors, ThrowOnError> => (options.client ?? client).put<MergeRequestResponses, MergeRequestErrors, ThrowOnError>({
@@ -1090,7 +1106,11 @@ export const mergeRequest = <ThrowOnError extends boolean = false>(options: Opti
             type: 'http'
         }],
     url: '/api/v1/{team}/{note}/requests/{index}/merge',
-    ...options
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -648,6 +648,25 @@ export type Request = {
      *
      */
     status: 'draft' | 'opened' | 'closed' | 'merged';
+    /**
+     * Whether `mergeRequest` would succeed now without resolutions: true, false (conflicts, see each page's
+     * `conflicts`), or null when unknown (still being computed: big pages are merged in the background, read the
+     * request again; or past the merge's size or time bound; see `mergeable_reason`; never a guess). False for a
+     * closed or merged request. Computed when the request is read, from the versions involved, and kept.
+     *
+     */
+    mergeable: boolean | null;
+    /**
+     * `clean`: the original has not changed the carried pages since the fork's base; `outdated`: it has, but the
+     * changes merge cleanly (three ways); `conflicting`: some page conflicts; `merged`, `closed`: the request's
+     * state. Null when `mergeable` is null.
+     *
+     */
+    mergeable_state: 'clean' | 'conflicting' | 'outdated' | 'merged' | 'closed' | null;
+    /**
+     * Why `mergeable` is null (the bound that was passed); null otherwise.
+     */
+    mergeable_reason?: string | null;
     model: 'request';
 };
 
@@ -677,6 +696,17 @@ export type RequestPage = {
      * Whether this change has been applied to the original note.
      */
     merged: boolean;
+    /**
+     * How the page stands, with B the fork's base, U the original's page now and F the proposed version:
+     * `unchanged` (F = B = U), `fork_only` (U = B), `upstream_only` (F = B, U moved), `identical` (F = U, both
+     * moved), `diverged` (both moved differently: merged three ways). Null once the request is merged or closed.
+     *
+     */
+    classification: 'unchanged' | 'fork_only' | 'upstream_only' | 'identical' | 'diverged' | null;
+    /**
+     * What stops this page from merging cleanly (empty when it merges cleanly).
+     */
+    conflicts: Array<MergeConflict>;
 };
 
 /**
@@ -851,6 +881,9 @@ export type Problem = {
      * | `tree_too_deep` | 422 | the page would be deeper than the page tree depth limit |
      * | `too_many_tags` | 422 | the issue would have more tags than the limit (100) |
      * | `invalid_redirect_uri` | 422 | an app's redirect URI is not absolute, has a fragment or an unsafe scheme |
+     * | `not_a_fork` | 422 | the note is not a fork, or its original has been deleted or cannot be read |
+     * | `invalid_page_version` | 422 | a page version given is not one of the fork's, or two are of the same page |
+     * | `work_in_progress` | 422 | the request is a work in progress (draft): open it before merging |
      * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
      * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
      * | `not_implemented` | 501 | the operation is described here but not built in this server version |
@@ -859,7 +892,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'not_a_fork' | 'invalid_page_version' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -877,6 +910,10 @@ export type Problem = {
          */
         detail: string;
     }>;
+    /**
+     * With `merge_conflict`, each conflicting page and its disputed regions.
+     */
+    conflicts?: Array<MergeConflict>;
     /**
      * Id of the request in the server's logs; quote it when reporting a problem.
      */
@@ -1391,6 +1428,61 @@ export type AttachmentUpload = {
      * The file (at most 25 MiB). Its part's `filename` becomes the attachment's file name.
      */
     file: Blob | File;
+    [key: string]: unknown;
+};
+
+/**
+ * A page that cannot be merged without a decision: `content` (both sides changed the same words of a block, or the
+ * title, differently), `delete_modify` (deleted on one side, changed on the other) or `tree` (moved to different
+ * parents on both sides). `regions` holds each disputed stretch of HTML as it is in the base and on each side; no
+ * conflict markers are ever written into a page. For `tree`, the one region holds the parents instead: the
+ * original's page id as a string, `''` for the top level, `fork:<id>` for a parent only the fork has.
+ *
+ */
+export type MergeConflict = {
+    /**
+     * The fork's page (for a request, the page of `from_note`; for a pull, the page of the fork).
+     */
+    page_id: number;
+    kind: 'content' | 'delete_modify' | 'tree';
+    regions: Array<{
+        /**
+         * The stretch in the base version (empty for a page that did not exist).
+         */
+        base: string;
+        /**
+         * The stretch on the side written to (the original for a request, the fork for a pull).
+         */
+        ours: string;
+        /**
+         * The stretch on the side brought in (the fork for a request, the original for a pull).
+         */
+        theirs: string;
+    }>;
+};
+
+/**
+ * Optional body of `mergeRequest` and `pullFork` (JSON). Other top-level fields are ignored.
+ *
+ */
+export type MergeInput = {
+    /**
+     * `mergeRequest` only: ids of the latest versions of the fork's pages the request carries, as the caller saw
+     * them. When given and a carried page of the fork has a newer version than the one listed, the answer is 409
+     * `version_conflict` and nothing changes.
+     *
+     */
+    expected_head_versions?: Array<number> | null;
+    /**
+     * One decision per conflicting page (`page_id` as in the conflict): `take` `ours` or `theirs` (each disputed
+     * region from that side; the rest stays merged), or `content`, the page's final HTML.
+     *
+     */
+    resolutions?: Array<{
+        page_id: number;
+        take?: 'ours' | 'theirs' | null;
+        content?: string | null;
+    }> | null;
     [key: string]: unknown;
 };
 
@@ -2105,12 +2197,6 @@ export type CreateForkErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateForkError = CreateForkErrors[keyof CreateForkErrors];
@@ -2125,7 +2211,7 @@ export type CreateForkResponses = {
 export type CreateForkResponse = CreateForkResponses[keyof CreateForkResponses];
 
 export type PullForkData = {
-    body?: never;
+    body?: MergeInput;
     path: {
         /**
          * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
@@ -2205,12 +2291,6 @@ export type PullForkErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type PullForkError = PullForkErrors[keyof PullForkErrors];
@@ -4592,12 +4672,6 @@ export type ListRequestsErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListRequestsError = ListRequestsErrors[keyof ListRequestsErrors];
@@ -4689,12 +4763,6 @@ export type CreateRequestErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CreateRequestError = CreateRequestErrors[keyof CreateRequestErrors];
@@ -4767,12 +4835,6 @@ export type GetRequestErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type GetRequestError = GetRequestErrors[keyof GetRequestErrors];
@@ -4866,12 +4928,6 @@ export type OpenRequestErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type OpenRequestError = OpenRequestErrors[keyof OpenRequestErrors];
@@ -4965,12 +5021,6 @@ export type CloseRequestErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type CloseRequestError = CloseRequestErrors[keyof CloseRequestErrors];
@@ -4985,7 +5035,7 @@ export type CloseRequestResponses = {
 export type CloseRequestResponse = CloseRequestResponses[keyof CloseRequestResponses];
 
 export type MergeRequestData = {
-    body?: never;
+    body?: MergeInput;
     path: {
         /**
          * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
@@ -5072,12 +5122,6 @@ export type MergeRequestErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type MergeRequestError = MergeRequestErrors[keyof MergeRequestErrors];
@@ -6638,12 +6682,6 @@ export type ListChecksErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type ListChecksError = ListChecksErrors[keyof ListChecksErrors];

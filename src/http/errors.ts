@@ -13,12 +13,14 @@ export class HttpError extends Error {
   readonly title: string;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
+  /** Members of the problem body beyond the standard ones (`conflicts` of a `merge_conflict`). */
+  readonly extensions: Record<string, unknown> | undefined;
 
   constructor(
     status: number,
     code: ErrorCode,
     detail: string,
-    options: { title?: string; errors?: FieldError[]; headers?: Record<string, string> } = {},
+    options: { title?: string; errors?: FieldError[]; headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
   ) {
     super(detail);
     this.status = status;
@@ -26,6 +28,7 @@ export class HttpError extends Error {
     this.title = options.title ?? defaultTitles[status] ?? 'Error';
     this.errors = options.errors;
     this.headers = options.headers ?? {};
+    this.extensions = options.extensions;
   }
 }
 

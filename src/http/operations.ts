@@ -3,6 +3,8 @@
 // another operation, or a handler whose input or output drifts from the document fails `tsc`.
 import { notBuilt, type OperationTable } from './handler.ts';
 import { attachmentOperations } from '../modules/attachments/attachments.handlers.ts';
+import { forkOperations } from '../modules/requests/forks.handlers.ts';
+import { requestOperations } from '../modules/requests/requests.handlers.ts';
 import { issueOperations } from '../modules/issues/issues.handlers.ts';
 import { logOperations } from '../modules/logs/logs.handlers.ts';
 import { notificationOperations } from '../modules/notifications/notifications.handlers.ts';
@@ -30,10 +32,9 @@ export const operations: OperationTable = {
   ...issueCommentOperations,
   ...oauthOperations,
   ...attachmentOperations,
+  ...forkOperations,
+  ...requestOperations,
   // not built yet: each later issue replaces its entries with handlers
-  createFork: notBuilt, pullFork: notBuilt, listChecks: notBuilt,
-  listRequests: notBuilt, getRequest: notBuilt, createRequest: notBuilt, openRequest: notBuilt, closeRequest: notBuilt,
-  mergeRequest: notBuilt,
   searchNotes: notBuilt,
 };
 

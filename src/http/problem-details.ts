@@ -150,6 +150,7 @@ export const problemDetails: ErrorRequestHandler = (error, req, res, _next) => {
     detail: problem.message,
     code: problem.code,
     ...(problem.errors ? { errors: problem.errors } : {}),
+    ...problem.extensions,
     request_id: requestId,
   };
   res.status(problem.status).type('application/problem+json; charset=utf-8').send(JSON.stringify(body));

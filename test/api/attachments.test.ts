@@ -267,14 +267,19 @@ describe('the activity log', () => {
 describe('copyAttachmentsToFork', () => {
   it('copies the rows in one statement, remembering the original and sharing the bytes', async () => {
     const original = await makeNote(app, teamName, manager.user, { slug: 'original', title: 'Original' });
-    const fork = await makeNote(app, teamName, manager.user, { slug: 'fork', title: 'Fork', forkedFrom: original });
+    const scratch = await makeNote(app, teamName, manager.user, { slug: 'scratch', title: 'Scratch', forkedFrom: original });
     const ids = [idOfUpload(await upload(member, original, [file('forked bytes', 'f.txt')])), idOfUpload(await upload(member, original, [file(PNG, 'f.png')]))];
     const em = app.em();
-    const statements = await app.countQueries(() => em.transactional((tx) => copyAttachmentsToFork(tx, original.id, fork.id)));
+    const statements = await app.countQueries(() => em.transactional((tx) => copyAttachmentsToFork(tx, original.id, scratch.id)));
     expect(statements).toBeLessThanOrEqual(3); // begin, the insert, commit
+    // createFork carries them: the fork made through the API lists the same files, each naming its original
+    const forked = await member.client.post(`/api/v1/${teamName}/original/forks`, { json: { team: teamName } });
+    expect(forked.status, forked.text).toBe(200);
+    const fork = { slug: String(forked.body.id) } as Note;
+    expect((await member.client.get(urlOf(scratch))).body).toHaveLength(2);
     const listed = (await member.client.get(urlOf(fork))).body;
     expect(listed.map((item: { forked_id: number; filename: string }) => [item.forked_id, item.filename])).toEqual([[ids[1], 'f.png'], [ids[0], 'f.txt']]);
-    const copies = await app.em().find(Attachment, { note: fork.id });
+    const copies = await app.em().find(Attachment, { note: forked.body.id });
     expect(new Set(copies.map((copy) => copy.checksum))).toEqual(new Set([sha256('forked bytes'), sha256(PNG)]));
     // the original goes; the fork's copy keeps the bytes
     expect((await manager.client.delete(`${urlOf(original)}/${ids[0]}`)).status).toBe(204);

@@ -194,3 +194,35 @@ describe('attachment lists cost a fixed number of queries', () => {
     expect(large[lists[0]!]).toBeLessThanOrEqual(4);
   });
 });
+
+describe('request lists and requests cost a fixed number of queries', () => {
+  it('whatever the number of requests and of pages they carry', async () => {
+    const original = await makeNote(app, 'counter', reader.user, { slug: 'proposals' });
+    const pages = [];
+    for (let i = 0; i < 6; i += 1) pages.push(await makePage(app, original, reader, { title: `p${i}`, content: `<p>page ${i}</p>` }));
+    const fork = (await reader.client.post('/api/v1/counter/proposals/forks', { json: {} })).body;
+    const copies = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? order by origin_page_id', [fork.id]);
+    const propose = async (pageCount: number, n: number) => {
+      const versions = [];
+      for (const copy of copies.slice(0, pageCount)) {
+        await reader.client.put(`/api/v1/counter/${fork.id}/${copy.id}`, { json: { page: { content: `<p>edit ${n}</p>` } } });
+        versions.push((await app.em().execute<{ id: number }[]>('select id from page_versions where page_id = ? order by index desc limit 1', [copy.id]))[0]!.id);
+      }
+      const answer = await reader.client.post(`/api/v1/counter/${fork.id}/requests`, { json: { page_versions: versions } });
+      expect(answer.status, answer.text).toBe(200);
+      return answer.body.index as number;
+    };
+    const count = async (path: string) => {
+      await reader.client.get(path);
+      return app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+    };
+    const onePage = await propose(1, 0);
+    const manyPages = await propose(6, 1);
+    expect(await count(`/api/v1/counter/proposals/requests/${manyPages}`)).toBe(await count(`/api/v1/counter/proposals/requests/${onePage}`));
+    const small = await count('/api/v1/counter/proposals/requests?state=all');
+    for (let n = 2; n < 8; n += 1) await propose(1 + (n % 6), n);
+    const large = await count('/api/v1/counter/proposals/requests?state=all');
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(8);
+  });
+});

@@ -40,6 +40,14 @@ export const policy = {
     "only the attachment's uploader or a manager of the note's team may delete it",
     ({ role, callerId }, attachment) => role === 'manager' || (role !== undefined && attachment.uploaderId === callerId),
   ),
+  /**
+   * Opening and closing a request (and `can_open`): its author, or a manager of the team of the note it is to.
+   * Merging it is `note.manage` on that note.
+   */
+  'request.manage': rule<{ authorId: number }>(
+    "only the request's author or a manager of the note's team may do this",
+    ({ role, callerId }, request) => request.authorId === callerId || role === 'manager',
+  ),
   /** Any signed-in user may look at a team (its members are public); `role` says whether they are in it. */
   'team.read': rule('', () => true),
   /** Members create notes in the team. */

@@ -8,6 +8,7 @@ import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
 import type { Issue } from '../issues/issue.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import type { Page, PageVersion } from '../pages/page.entity.ts';
+import type { MergeRequest } from '../requests/merge-request.entity.ts';
 import type { Team, TeamRole } from '../teams/team.entity.ts';
 import type { User } from '../users/user.entity.ts';
 
@@ -37,7 +38,13 @@ export type DomainEvent =
   | { type: 'team.renamed'; actor: Actor; team: Team; from: string }
   | { type: 'team.deleted'; actor: Actor; team: Team }
   | { type: 'membership.added' | 'membership.changed'; actor: Actor; team: Team; user: Actor; role: TeamRole }
-  | { type: 'membership.removed'; actor: Actor; team: Team; user: Actor };
+  | { type: 'membership.removed'; actor: Actor; team: Team; user: Actor }
+  /** `note`: the new fork; `original`: the note it was forked from. */
+  | { type: 'fork.created'; actor: Actor; note: Note; original: Note }
+  /** `note`: the fork brought up to date; `pages`: how many of its pages changed. */
+  | { type: 'fork.pulled'; actor: Actor; note: Note; original: Note; pages: number }
+  /** `note`: the note the request is to (the original); `author`: who opened the request. */
+  | { type: 'request.created' | 'request.opened' | 'request.closed' | 'request.merged'; actor: Actor; note: Note; request: MergeRequest; author: Actor };
 
 export type EventType = DomainEvent['type'];
 export type Subscriber = (em: EntityManager, event: DomainEvent) => Promise<void>;

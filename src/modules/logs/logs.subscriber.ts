@@ -9,7 +9,7 @@ import { subscribe, type DomainEvent } from '../events/events.ts';
 import { Log, type LogType } from './log.entity.ts';
 
 /** What was done, as the Log schema's `action` enum names it. */
-export type LogAction = 'create' | 'update' | 'delete' | 'restore' | 'move' | 'add_user' | 'update_user' | 'remove_user';
+export type LogAction = 'create' | 'update' | 'delete' | 'restore' | 'move' | 'fork' | 'pull' | 'open' | 'close' | 'merge' | 'add_user' | 'update_user' | 'remove_user';
 
 type Entry = {
   type: LogType;
@@ -20,6 +20,7 @@ type Entry = {
   issueId?: number | null;
   commentId?: number | null;
   attachmentId?: number | null;
+  requestId?: number | null;
   summary: Record<string, unknown>;
 };
 
@@ -112,7 +113,40 @@ function entryFor(event: DomainEvent): Entry {
       return { type: 'team', action: event.type === 'membership.added' ? 'add_user' : 'update_user', teamId: event.team.id, summary: { name: event.team.name, user_id: event.user.id, username: event.user.username, role: event.role } };
     case 'membership.removed':
       return { type: 'team', action: 'remove_user', teamId: event.team.id, summary: { name: event.team.name, user_id: event.user.id, username: event.user.username } };
+    case 'fork.created':
+    case 'fork.pulled':
+      return forkEntry(event);
+    case 'request.created':
+    case 'request.opened':
+    case 'request.closed':
+    case 'request.merged':
+      return requestEntry(event);
   }
+}
+
+/** A fork made (`fork`) or brought up to date (`pull`): on the fork, naming the original. */
+function forkEntry(event: Extract<DomainEvent, { type: 'fork.created' | 'fork.pulled' }>): Entry {
+  return {
+    type: 'note',
+    action: event.type === 'fork.created' ? 'fork' : 'pull',
+    teamId: event.note.team.id,
+    noteId: event.note.id,
+    summary: { title: event.note.title, original_id: event.original.id, ...(event.type === 'fork.pulled' ? { pages: event.pages } : {}) },
+  };
+}
+
+const requestActions = { 'request.created': 'create', 'request.opened': 'open', 'request.closed': 'close', 'request.merged': 'merge' } as const;
+
+/** A request's creation or change of state: on the note it is to (the original). */
+function requestEntry(event: Extract<DomainEvent, { type: `request.${string}` }>): Entry {
+  return {
+    type: 'request',
+    action: requestActions[event.type],
+    teamId: event.note.team.id,
+    noteId: event.note.id,
+    requestId: event.request.id,
+    summary: { request_id: event.request.id, index: event.request.index, title: `request #${event.request.index}`, from_note_id: event.request.fromNote.id },
+  };
 }
 
 /**
@@ -140,7 +174,7 @@ async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
     page: entry.pageId ?? null,
     issue: entry.issueId ?? null,
     comment: entry.commentId ?? null,
-    request: null,
+    request: entry.requestId ?? null,
     attachment: entry.attachmentId ?? null,
     summary: entry.summary,
     createdAt: now,

@@ -6,7 +6,7 @@ import { currentTime } from '../../db/timestamps.ts';
 import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
-import { subscribe, type Actor } from '../events/events.ts';
+import { subscribe, type Actor, type DomainEvent } from '../events/events.ts';
 import type { Issue } from '../issues/issue.entity.ts';
 import { issueLabel } from '../issues/issue.presenter.ts';
 import { PageVersion } from '../pages/page.entity.ts';
@@ -106,6 +106,25 @@ async function notifyAssignee(em: EntityManager, note: Note, issue: Issue, assig
   await notify(em, actor, { type: 'issue', note, issueId: issue.id }, [{ userId: assignee.id, event: 'assign', title }]);
 }
 
+/**
+ * Requests: `request` to every manager of the original's team on creation; `close` and `merge` to the request's
+ * author when someone else closes or merges it.
+ */
+async function notifyRequest(em: EntityManager, event: Extract<DomainEvent, { type: `request.${string}` }>): Promise<void> {
+  const { actor, note, request, author } = event;
+  const who = displayName(actor);
+  const label = `request #${request.index} to "${note.title}"`;
+  const recipients: Recipient[] = [];
+  if (event.type === 'request.created') {
+    const managers = await em.find(Membership, { team: note.team.id, role: 'manager', user: { $ne: actor.id } }, { fields: ['user'] });
+    for (const manager of managers) recipients.push({ userId: manager.user.id, event: 'request', title: `${who} opened ${label}` });
+  } else if (event.type !== 'request.opened' && author.id !== actor.id) {
+    const merged = event.type === 'request.merged';
+    recipients.push({ userId: author.id, event: merged ? 'merge' : 'close', title: `${who} ${merged ? 'merged' : 'closed'} your ${label}` });
+  }
+  await notify(em, actor, { type: 'request', note, requestId: request.id }, recipients);
+}
+
 export function subscribeNotifications(): void {
   subscribe('notifications', async (em, event) => {
     switch (event.type) {
@@ -116,6 +135,10 @@ export function subscribeNotifications(): void {
         return notifyAssignee(em, event.note, event.issue, event.assignee, event.actor);
       case 'comment.created':
         return notifyComment(em, event.comment, event.note, event.target, event.actor, event.mentioned);
+      case 'request.created':
+      case 'request.closed':
+      case 'request.merged':
+        return notifyRequest(em, event);
       default:
         return undefined;
     }

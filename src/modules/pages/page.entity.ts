@@ -20,6 +20,8 @@ export const PageSchema = defineEntity({
     // In a fork: the page of the original it was copied from, and the original's version it was copied at.
     originPage: () => p.manyToOne(Page).nullable(),
     baseVersion: () => p.manyToOne(PageVersion).nullable(),
+    // ... and where it sat in the original then: the original's parent page id, null at the top level.
+    baseParentId: p.integer().nullable(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -39,6 +41,9 @@ export const PageVersionSchema = defineEntity({
     content: p.text(),
     diff: p.text(),
     user: () => p.manyToOne(User),
+    // Written by a merge: the request it came from and the fork's version (ids only: no relation to load).
+    requestId: p.integer().nullable(),
+    fromVersionId: p.integer().nullable(),
     createdAt: createdAt(),
   },
 });

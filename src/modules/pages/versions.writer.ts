@@ -26,8 +26,17 @@ export function checkIfMatch(page: Page, ifMatch: string | undefined): void {
   if (!matches) throw new HttpError(412, 'precondition_failed', 'the page changed since the ETag given in If-Match; fetch it again');
 }
 
-/** Records the page's current title and content as its next version, with the diff from `previousContent`. */
-export function recordVersion(em: EntityManager, page: Page, author: Actor, previousContent: string): PageVersion {
+/**
+ * Records the page's current title and content as its next version, with the diff from `previousContent`; `origin`:
+ * a merge's request and the fork version the content came from.
+ */
+export function recordVersion(
+  em: EntityManager,
+  page: Page,
+  author: Actor,
+  previousContent: string,
+  origin?: { requestId: number | null; fromVersionId: number | null },
+): PageVersion {
   page.versionSequence += 1;
   return em.create(PageVersion, {
     page,
@@ -37,6 +46,8 @@ export function recordVersion(em: EntityManager, page: Page, author: Actor, prev
     content: page.content,
     diff: renderDiff(previousContent, page.content).html,
     user: author.id,
+    requestId: origin?.requestId ?? null,
+    fromVersionId: origin?.fromVersionId ?? null,
   });
 }
 

@@ -44,6 +44,8 @@ export const MergeRequestPageSchema = defineEntity({
     pageVersion: () => p.manyToOne(PageVersion),
     fromPage: () => p.manyToOne(Page),
     toPage: () => p.manyToOne(Page).nullable(),
+    // The fork page's base when the request was made (null for a page new in the fork).
+    baseVersion: () => p.manyToOne(PageVersion).nullable(),
     type: p.string().length(16).$type<'create' | 'update'>(),
     path: p.text(),
     diff: p.text().lazy(),

@@ -1,0 +1,63 @@
+// Forks: make one (`createFork`), bring one up to date (`pullFork`), and list the caller's forks that can be brought
+// up to date (`listChecks`, type `pull`). Anyone who may read a note may fork it, into a team they are a member of.
+import { unprocessable } from '../../http/errors.ts';
+import { defineOperation, readerOf } from '../../http/handler.ts';
+import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { authorize, findTeamScope } from '../access/scope.ts';
+import { Note } from '../notes/note.entity.ts';
+import { presentNote } from '../notes/note.presenter.ts';
+import { loadNoteView, loadNoteViews } from '../notes/notes.loader.ts';
+import { createFork } from './forks.service.ts';
+import { pullFork } from './pull.service.ts';
+import { resolutionsByPage } from './merge.service.ts';
+import { originalOf } from './requests.handlers.ts';
+
+export const forkOperations = {
+  /** Into `team`, or the caller's default team (the one named after them). */
+  createFork: defineOperation('createFork', { scope: 'note' }, async ({ body }, scope, context) => {
+    const name = body?.team || scope.caller.user.username;
+    const target = await findTeamScope(context.em, scope.caller, name);
+    if (!target) throw unprocessable('unknown_team', `no team is named "${name}"`, [{ pointer: '/team', detail: 'no such team' }]);
+    authorize(target, 'team.createNote');
+    const fork = await createFork(context.em, scope.caller.user, scope.note, scope.team, target.team, { title: body?.title });
+    return presentNote(await loadNoteView(readerOf(context), fork), context.urls, 'forked');
+  }),
+
+  /** Members of the fork's team; `resolutions` decide the pages that conflict (`ours`: the fork). */
+  pullFork: defineOperation('pullFork', { scope: 'note' }, async ({ body }, scope, context) => {
+    authorize(scope, 'note.edit');
+    const original = await originalOf(context.em, scope);
+    await pullFork(context.em, scope.caller.user, scope.note, original, resolutionsByPage(body?.resolutions), context.config.limits);
+    return presentNote(await loadNoteView(readerOf(context), scope.note), context.urls, 'forked');
+  }),
+
+  /**
+   * `pull`: forks of the caller's teams whose original (which the caller may read) has a page version the fork has
+   * not taken in, or a page the fork does not have; the original with the most recently changed page first.
+   */
+  listChecks: defineOperation('listChecks', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+    const results = pagination(query);
+    const rows = await context.em.execute<{ id: number; total: string }[]>(
+      `select fork.id, count(*) over () as total
+         from notes fork join notes original on original.id = fork.forked_from_id
+        where fork.team_id in (select team_id from memberships where user_id = ?)
+          and (not original.is_private or original.team_id in (select team_id from memberships where user_id = ?))
+          and exists (
+            select 1 from pages original_page
+              join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
+             where original_page.note_id = original.id
+               and not exists (
+                 select 1 from pages fork_page
+                  where fork_page.note_id = fork.id and fork_page.origin_page_id = original_page.id and fork_page.base_version_id = latest.id))
+        order by (select max(p.updated_at) from pages p where p.note_id = original.id) desc nulls last, fork.id desc
+        limit ? offset ?`,
+      [caller.user.id, caller.user.id, results.perPage, results.offset],
+    );
+    sendPaginationHeaders(context, results, Number(rows[0]?.total ?? 0));
+    const notes = rows.length === 0 ? [] : await context.em.find(Note, { id: { $in: rows.map((row) => row.id) } }, { populate: ['team'] });
+    const order = new Map(rows.map((row, i) => [row.id, i]));
+    notes.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    const views = await loadNoteViews(readerOf(context), notes);
+    return views.map((view) => presentNote(view, context.urls, 'read'));
+  }),
+};
