@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../generated/client/client/index.ts';
-import { closeRequest, createRequest, getRequest, listRequests, mergeRequest, openRequest } from '../../generated/client/index.ts';
+import { closeRequest, createRequest, getRequest, listLogs, listNotifications, listRequests, mergeRequest, openRequest } from '../../generated/client/index.ts';
 import { Log } from '../../src/modules/logs/log.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { MergeRequest } from '../../src/modules/requests/merge-request.entity.ts';
@@ -372,5 +372,10 @@ describe('a request\'s lifecycle through the generated client', () => {
       ['request', 'open', manager.user.id],
       ['request', 'merge', manager.user.id],
     ]);
+    // the notification and the log embed the request as getRequest presents it
+    const told = (await listNotifications({ client: clientFor(outsider), throwOnError: true })).data.find((item) => item.event === 'merge');
+    expect(told).toMatchObject({ type: 'request', request: { id: created.data.id, index: created.data.index, status: 'merged' } });
+    const logged = (await listLogs({ client: clientFor(manager), query: { note_id: s.note.id }, throwOnError: true })).data;
+    expect(logged.find((entry) => entry.type === 'request' && entry.action === 'merge')).toMatchObject({ request: { id: created.data.id }, note: { id: s.note.id } });
   });
 });

@@ -1,7 +1,6 @@
 // Presenting activity-log entries: pure, from the row and the objects loaded for the whole list (embeds.loader.ts).
-// Each `type` has its presenter, which embeds the object named by the type when it still exists; a type whose
-// objects cannot be presented yet (request) only carries its note until its module adds a
-// presenter here. `title` comes from the summary kept with the entry, so it also describes what is gone.
+// Each `type` has its presenter, which embeds the object named by the type when it still exists (and the note it is
+// in). `title` comes from the summary kept with the entry, so it also describes what is gone.
 import type { Log as LogBody } from '../../../generated/client/types.gen.ts';
 import type { Embeds } from '../notifications/embeds.loader.ts';
 import { timeAgo, type Language } from '../notifications/time-ago.ts';
@@ -38,8 +37,10 @@ export const logObjects: Record<LogType, ObjectPresenter> = {
     const attachment = log.attachment ? embeds.attachments.get(log.attachment.id) : undefined;
     return { ...noteOf(log, embeds), ...(attachment ? { attachment } : {}) };
   },
-  // requests: their module embeds the object here once it can be presented
-  request: noteOf,
+  request: (log, embeds) => {
+    const request = log.request ? embeds.requests.get(log.request.id) : undefined;
+    return { ...noteOf(log, embeds), ...(request ? { request } : {}) };
+  },
 };
 
 type Action = LogBody['action'];

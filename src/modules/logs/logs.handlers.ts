@@ -17,6 +17,7 @@ export const logOperations = {
       if (log.note) ids.notes.add(log.note.id);
       if (log.type === 'page' && log.page) ids.pages.add(log.page.id);
       if (log.type === 'issue' && log.issue) ids.issues.add(log.issue.id);
+      if (log.type === 'request' && log.request) ids.requests.add(log.request.id);
       if (log.type === 'comment' && log.comment) ids.comments.add(log.comment.id);
       if (log.type === 'team' && log.team) ids.teams.add(log.team.id);
       if (log.type === 'attachment' && log.attachment) ids.attachments.add(log.attachment.id);

@@ -1,8 +1,8 @@
 // What notifications and activity-log entries embed (their notes, pages, comments, teams and users), loaded for a
 // whole list at once: one batch per kind of object, so a list costs a fixed number of statements whatever its
-// length and its mix of types. A kind added later (requests, attachments) adds its set to `EmbedIds`, its batch to
+// length and its mix of types. A kind added later adds its set to `EmbedIds`, its batch to
 // `loadEmbeds` and its map to `Embeds`; the presenters pick from the maps.
-import type { Attachment as AttachmentBody, Comment as CommentBody, Issue as IssueBody, Note as NoteBody, Page as PageBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
+import type { Attachment as AttachmentBody, Comment as CommentBody, Issue as IssueBody, Note as NoteBody, Page as PageBody, Request as RequestBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
 import type { Reader } from '../../http/handler.ts';
 import { Attachment } from '../attachments/attachment.entity.ts';
@@ -13,6 +13,9 @@ import { Issue } from '../issues/issue.entity.ts';
 import { presentIssue } from '../issues/issue.presenter.ts';
 import { tagsOfIssues } from '../issues/issues.loader.ts';
 import { Note } from '../notes/note.entity.ts';
+import { MergeRequest } from '../requests/merge-request.entity.ts';
+import { presentRequest } from '../requests/request.presenter.ts';
+import { loadRequestViews, requestRelations } from '../requests/requests.loader.ts';
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';
 import { Page } from '../pages/page.entity.ts';
@@ -25,7 +28,7 @@ import { presentUser } from '../users/user.presenter.ts';
 import { User } from '../users/user.entity.ts';
 
 export type EmbedIds = {
-  users: Set<number>; notes: Set<number>; pages: Set<number>; issues: Set<number>; comments: Set<number>; teams: Set<number>; attachments: Set<number>;
+  users: Set<number>; notes: Set<number>; pages: Set<number>; issues: Set<number>; requests: Set<number>; comments: Set<number>; teams: Set<number>; attachments: Set<number>;
 };
 export type Embeds = {
   users: Map<number, UserBody>;
@@ -34,13 +37,14 @@ export type Embeds = {
   noteViews: Map<number, NoteView>;
   pages: Map<number, PageBody>;
   issues: Map<number, IssueBody>;
+  requests: Map<number, RequestBody>;
   comments: Map<number, CommentBody>;
   teams: Map<number, TeamBody>;
   attachments: Map<number, AttachmentBody>;
 };
 
 export function embedIds(): EmbedIds {
-  return { users: new Set(), notes: new Set(), pages: new Set(), issues: new Set(), comments: new Set(), teams: new Set(), attachments: new Set() };
+  return { users: new Set(), notes: new Set(), pages: new Set(), issues: new Set(), requests: new Set(), comments: new Set(), teams: new Set(), attachments: new Set() };
 }
 
 const list = (ids: Set<number>) => [...ids];
@@ -111,11 +115,15 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     if (note) attachmentBodies.set(attachment.id, shared(presentAttachment(attachment, note, urls)));
   }
 
+  // requests as their own operations present them (their notes, pages and merge state, for a whole list at once)
+  const requests = ids.requests.size === 0 ? [] : await em.find(MergeRequest, { id: { $in: list(ids.requests) } }, { populate: requestRelations });
+  const requestBodies = new Map((await loadRequestViews(reader, requests)).map((view) => [view.request.id, shared(presentRequest(view, urls))]));
+
   const teams = ids.teams.size === 0 ? [] : await em.find(Team, { id: { $in: list(ids.teams) } });
   const members = await membersOf(reader, teams.map((team) => team.id));
   const teamBodies = new Map(teams.map((team) => [team.id, presentTeam(teamView(team, members, reader.callerId), urls)]));
 
   const users = ids.users.size === 0 ? [] : await em.find(User, { id: { $in: list(ids.users) } });
   const userBodies = new Map(users.map((user) => [user.id, shared(presentUser(user, urls))]));
-  return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, issues: issueBodies, comments: commentBodies, teams: teamBodies, attachments: attachmentBodies };
+  return { users: userBodies, notes: noteBodies, noteViews, pages: pageBodies, issues: issueBodies, requests: requestBodies, comments: commentBodies, teams: teamBodies, attachments: attachmentBodies };
 }

@@ -1,6 +1,6 @@
 // Presenting notifications: pure, from the row and the objects loaded for the whole list (embeds.loader.ts).
 // Each `type` has its presenter, which embeds the object named by the type; the types whose objects cannot be
-// presented yet (request) only carry the note until their module adds its presenter here.
+// presented (none today) would only carry the note until their module adds its presenter here.
 import type { Notification as NotificationBody } from '../../../generated/client/types.gen.ts';
 import type { Embeds } from './embeds.loader.ts';
 import type { Notification, NotificationEvent, NotificationType } from './notification.entity.ts';
@@ -24,8 +24,10 @@ export const notificationObjects: Record<NotificationType, ObjectPresenter> = {
     const issue = notification.issue ? embeds.issues.get(notification.issue.id) : undefined;
     return issue ? { issue } : {};
   },
-  // requests: their module embeds `request` here once those can be presented
-  request: () => ({}),
+  request: (notification, embeds) => {
+    const request = notification.request ? embeds.requests.get(notification.request.id) : undefined;
+    return request ? { request } : {};
+  },
 };
 
 type TitleParts = { who: string; note: string; object: string };

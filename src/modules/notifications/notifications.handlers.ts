@@ -15,6 +15,7 @@ async function present(context: HandlerContext, caller: Caller, notifications: r
     ids.notes.add(notification.note.id);
     if (notification.type === 'page' && notification.page) ids.pages.add(notification.page.id);
     if (notification.type === 'issue' && notification.issue) ids.issues.add(notification.issue.id);
+    if (notification.type === 'request' && notification.request) ids.requests.add(notification.request.id);
     if (notification.type === 'comment' && notification.comment) ids.comments.add(notification.comment.id);
   }
   const embeds = await loadEmbeds(readerOf(context), ids);
