@@ -5,7 +5,10 @@
 //   npm run admin -- create-token <username> [--scope read|write] [--expires-in DAYS] [--label TEXT]
 //   npm run admin -- list-users
 //   npm run admin -- revoke-token <token or token id>
+//   npm run admin -- reindex
 //
+// reindex rebuilds the search index from the notes, pages, issues and comments (src/modules/search), in one
+// transaction, and prints what it indexed, the time it took and the index's size.
 // create-token prints the token alone on the last line of its output; one line on stderr says which database the
 // command opened. On the embedded database it never creates one: a DATA_DIR with no database yet (a typo, or a
 // different working directory) is an error, not a new empty database. Exit status: 0 done, 1 failed, 2 usage.
@@ -16,12 +19,14 @@ import { Token } from '../modules/auth/token.entity.ts';
 import { hashToken, issueToken, looksLikeToken } from '../modules/auth/tokens.ts';
 import { User } from '../modules/users/user.entity.ts';
 import { createUser, findUserByUsername } from '../modules/users/users.service.ts';
+import { searchProvider } from '../modules/search/search.provider.ts';
 
 const usage = `usage:
   npm run admin -- create-user <username> [--name NAME] [--lang en|ja]
   npm run admin -- create-token <username> [--scope read|write] [--expires-in DAYS] [--label TEXT]
   npm run admin -- list-users
-  npm run admin -- revoke-token <token | token id>`;
+  npm run admin -- revoke-token <token | token id>
+  npm run admin -- reindex`;
 
 class UsageError extends Error {}
 
@@ -51,7 +56,7 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return command ? 0 : 2;
   }
-  const commands = ['create-user', 'create-token', 'list-users', 'revoke-token'];
+  const commands = ['create-user', 'create-token', 'list-users', 'revoke-token', 'reindex'];
   if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
   const config = loadConfig();
   if (config.databaseUrl) process.stderr.write(`admin: using PostgreSQL at ${describeDatabaseUrl(config.databaseUrl)}\n`);
@@ -107,6 +112,17 @@ async function run(argv: string[]): Promise<number> {
         const deleted = await em.nativeDelete(Token, where);
         if (deleted === 0) throw new HttpError(404, 'not_found', 'no such token');
         process.stdout.write('token revoked\n');
+        return 0;
+      }
+      case 'reindex': {
+        parse(rest, []);
+        const report = await searchProvider().rebuild(em);
+        const [size] = await em.execute<{ table: string; indexes: string }[]>(
+          `select pg_size_pretty(pg_table_size('search_documents')) as "table", pg_size_pretty(pg_indexes_size('search_documents')) as indexes`,
+        );
+        const { note, page, issue, comment } = report.documents;
+        process.stdout.write(`reindexed ${note} notes, ${page} pages, ${issue} issues, ${comment} comments in ${(report.milliseconds / 1000).toFixed(1)} s; ` +
+          `index table ${size!.table}, its indexes ${size!.indexes}\n`);
         return 0;
       }
       default:

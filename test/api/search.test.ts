@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../generated/client/client/index.ts';
 import { searchNotes } from '../../generated/client/index.ts';
-import { reindex } from '../../src/modules/search/search.indexer.ts';
+import { reindex, reindexIfEmpty } from '../../src/modules/search/search.indexer.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeIssue, makePage, makePageComment, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 import { makeScenario } from '../support/scenario.ts';
@@ -25,8 +25,8 @@ async function apiNote(actor: Actor, team: string, title: string, options: { slu
   return app.em().findOneOrFail(Note, answer.body.id as number, { populate: ['team'] });
 }
 
-async function search(actor: Actor, query: Record<string, string | number>) {
-  const parameters = new URLSearchParams(Object.entries(query).map(([key, value]) => [key, String(value)]));
+async function search(actor: Actor, query: Record<string, string | number | undefined>) {
+  const parameters = new URLSearchParams(Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])));
   return actor.client.get<Hit[]>(`/api/v1/search?${parameters}`);
 }
 const titles = (hits: Hit[]) => hits.map((hit) => hit.title);
@@ -86,11 +86,12 @@ describe('searchNotes', () => {
   });
 
   it('answers 400 for bad input', async () => {
-    for (const query of [{ q: '' }, { q: 'x'.repeat(257) }, { q: '   ' }, { q: '!!! ??' }, { q: '-deploy' }, { q: 'a b c d e f g h i j k' },
-      { q: 'deploy', type: 'everything' }, { q: 'deploy', order: 'best' }, { q: 'deploy', note_id: 0 }, { q: 'deploy', per_page: 101 }]) {
+    const queries: Record<string, string | number>[] = [{ q: '' }, { q: 'x'.repeat(257) }, { q: '   ' }, { q: '!!! ??' }, { q: '-deploy' }, { q: 'a b c d e f g h i j k' },
+      { q: 'deploy', type: 'everything' }, { q: 'deploy', order: 'best' }, { q: 'deploy', note_id: 0 }, { q: 'deploy', per_page: 101 }];
+    for (const query of queries) {
       const answer = await search(member, query);
       expect(answer.status, JSON.stringify(query)).toBe(400);
-      expect(answer.body.code).toBe('validation_failed');
+      expect((answer.body as unknown as { code: string }).code).toBe('validation_failed');
     }
     expect((await member.client.get('/api/v1/search')).status).toBe(400);
   });
@@ -175,7 +176,8 @@ describe('searchNotes', () => {
     expect((await search(outsider, { q: 'churned' })).body).toEqual([]);
     expect((await search(member, { q: 'churned' })).body.map((hit) => hit.id)).toEqual([note.id]);
     expect((await manager.client.delete('/api/v1/wiki/churn')).status).toBe(204);
-    expect(Number((await app.em().execute(`select count(*) as n from search_documents where note_id = ?`, [note.id]))[0].n)).toBe(0);
+    const [left] = await app.em().execute<{ n: string }[]>(`select count(*) as n from search_documents where note_id = ?`, [note.id]);
+    expect(Number(left!.n)).toBe(0);
   });
 
   it('applies permissions before the limit: a page is full while more readable matches exist', async () => {
@@ -211,12 +213,16 @@ describe('searchNotes', () => {
     expect(await ids('-updated_at')).toEqual([b.id, a.id]);
   });
 
-  it('is rebuilt whole by reindex, with the same results', async () => {
+  it('is rebuilt whole by reindex (and at start-up when empty), with the same results', async () => {
     const before = (await search(member, { q: '会議' })).body;
     await app.em().execute('delete from search_documents');
     expect((await search(member, { q: '会議' })).body).toEqual([]);
-    const report = await reindex(app.em());
-    expect(report.documents.page).toBeGreaterThan(5);
+    // start-up fills an empty index (reindexIfEmpty), and leaves a filled one alone
+    const report = await reindexIfEmpty(app.em());
+    expect(report!.documents.page).toBeGreaterThan(5);
+    expect((await search(member, { q: '会議' })).body).toEqual(before);
+    expect(await reindexIfEmpty(app.em())).toBeUndefined();
+    expect((await reindex(app.em())).documents).toEqual(report!.documents);
     expect((await search(member, { q: '会議' })).body).toEqual(before);
   });
 
