@@ -81,6 +81,7 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['toggleNotificationViaPut', (state) => ({ method: 'PUT', path: `/api/v1/notifications/${state.notificationId}` })],
   ['markNotificationsRead', () => ({ method: 'POST', path: '/api/v1/notifications/read' })],
   ['listLogs', () => ({ method: 'GET', path: '/api/v1/logs' })],
+  ['searchNotes', () => ({ method: 'GET', path: '/api/v1/search?q=release+steps' })],
   // deletes, last, of throw-away objects made above
   ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],
   ['deleteIssueComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/1/comments/${state.createdIssueComments[n]}` })],
