@@ -54,6 +54,13 @@ const KATAKANA = /[\p{Script=Katakana}ー]/u;
 const WORD = /[\p{L}\p{N}\p{M}_]/u;
 
 function scriptOf(char: string): Script {
+  const code = char.codePointAt(0)!;
+  // fast paths for the common ranges; the Unicode properties for the rest
+  if (code < 0x80) return (code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || (code >= 0x41 && code <= 0x5a) ? 'word' : 'other';
+  if (code >= 0x3041 && code <= 0x309f) return 'hiragana';
+  if ((code >= 0x30a0 && code <= 0x30ff && code !== 0x30f6 && code !== 0x30fb) || (code >= 0x31f0 && code <= 0x31ff)) return 'katakana';
+  if ((code >= 0x4e00 && code <= 0x9fff) || code === 0x3005 || code === 0x3006 || code === 0x30f6) return 'han';
+  if (code >= 0x3000 && code <= 0x303f) return 'other'; // CJK punctuation: 、。「」
   if (HAN.test(char)) return 'han';
   if (KATAKANA.test(char)) return 'katakana';
   if (HIRAGANA.test(char)) return 'hiragana';
