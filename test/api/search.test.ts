@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../generated/client/client/index.ts';
 import { searchNotes } from '../../generated/client/index.ts';
 import { reindex, reindexIfEmpty } from '../../src/modules/search/search.indexer.ts';
+import { BIG_RESULT } from '../../src/modules/search/search.query.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeIssue, makePage, makePageComment, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 import { makeScenario } from '../support/scenario.ts';
@@ -196,6 +197,31 @@ describe('searchNotes', () => {
     const past = await search(outsider, { q: 'quokka', per_page: 2, page: 4 });
     expect([past.body, past.headers.get('x-total-count')]).toEqual([[], '5']);
     expect((await search(owner, { q: 'quokka', per_page: 100 })).body).toHaveLength(11);
+  });
+
+  it('over a big result (more than BIG_RESULT documents) walks the notes in order: pages full, total a lower bound', async () => {
+    const owner = await makeUser(app, 'bulk');
+    const notes: Note[] = [];
+    for (let i = 0; i < 4; i += 1) notes.push(await apiNote(owner, 'bulk', `Bulk ${i}`, { slug: `bulk${i}` }));
+    const hiddenOne = await apiNote(stranger, 'elsewhere', 'Bulk hidden', { isPrivate: true });
+    // BIG_RESULT + 100 pages mentioning the word, spread over the notes (set-based, then indexed by reindex)
+    await app.em().execute(`insert into pages (note_id, parent_id, position, title, content, created_at, updated_at)
+      select (array[?, ?, ?, ?, ?]::int[])[1 + g % 5], null, g, 'bulk ' || g, '<p>the pangolin number ' || g || '</p>', now(), now()
+        from generate_series(1, ?) g`, [...notes.map((note) => note.id), hiddenOne.id, BIG_RESULT + 100]);
+    await reindex(app.em());
+    await app.em().execute(`update notes set updated_at = now() - (id || ' minutes')::interval where id = any(?::int[])`, [`{${notes.map((note) => note.id).join(',')}}`]);
+    const first = await search(outsider, { q: 'pangolin', per_page: 3 });
+    expect(first.status).toBe(200);
+    // relevance falls back to most recently updated first: the lowest ids were updated last
+    expect(first.body.map((hit) => hit.id)).toEqual(notes.slice(0, 3).map((note) => note.id));
+    expect(first.headers.get('x-total-count')).toBe('4'); // a lower bound: one past the page
+    expect(first.body[0]!.matches).toHaveLength(3);
+    expect(first.body[0]!.matches[0]!.snippet).toMatch(/^the <mark>pangolin<\/mark> number \d+$/);
+    const second = await search(outsider, { q: 'pangolin', per_page: 3, page: 2 });
+    expect([second.body.map((hit) => hit.id), second.headers.get('x-total-count')]).toEqual([[notes[3]!.id], '4']);
+    expect((await search(outsider, { q: 'pangolin', order: 'title' })).body.map((hit) => hit.title)).toEqual(['Bulk 0', 'Bulk 1', 'Bulk 2', 'Bulk 3']);
+    expect((await search(stranger, { q: 'pangolin' })).body.map((hit) => hit.id)).toContain(hiddenOne.id);
+    expect((await search(outsider, { q: 'pangolin -number' })).body).toEqual([]);
   });
 
   it('orders by relevance, timestamps and title', async () => {

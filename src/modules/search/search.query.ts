@@ -1,12 +1,19 @@
-// The search itself, as one SQL statement over the n-gram index (design.md, "Search"):
-//   1. candidates: documents whose tokens contain every token of the query (GIN index on `tokens`);
-//   2. permissions, inside the query and before any limit: the note is not private, or the caller is in its team;
-//   3. recheck: every term occurs in the normalized title or text (strpos), no excluded term does;
-//   4. score per document: per term 1, +4 when it is in the title, +2 when it occurs as a whole word;
-//   5. notes: grouped, scored by their best document, ordered, one page cut (limit/offset) with the total;
-//   6. for the notes of the page: their 3 best documents with a window of text around the first match.
+// The search itself, as one SQL statement over the n-gram index (design.md, "Search"). Its text depends only on how
+// many terms and excluded terms the query has (one prepared statement per shape):
+//   1. probe: how many documents have every token of the query, counted up to BIG_RESULT + 1 (the GIN index);
+//   2. candidates: those documents; permissions inside the statement and before any limit (the note is not
+//      private, or the caller is in its team); recheck: every term occurs in the normalized title or text (strpos),
+//      no excluded term does;
+//   3. up to BIG_RESULT documents (the usual case): every match scored (per term 1, +4 in the title, +2 as a whole
+//      word), notes scored by their best match, ordered, one page cut, the total exact;
+//      more (a word found nearly everywhere): ranking them all would read them all, so the readable notes are
+//      walked in the order asked for (`relevance` becomes most recently updated first) and each is asked whether
+//      it has a match, until the page is full and one more note is found: the work is bounded by the page, the page
+//      is still never short, and the total is a lower bound (one past the page when more exist);
+//   4. for the notes of the page: their best (or, for a big result, first) 3 matches with a window of text.
+// Only one of the two branches of 3 runs: each is gated by the probe (a one-time filter in the plan).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedQuery } from '../../db/rows.ts';
+import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { DocumentKind } from './search.indexer.ts';
 import type { ParsedQuery } from './query.ts';
 
@@ -37,7 +44,8 @@ export type MatchRow = {
   commentOn: 'note' | 'page' | 'issue' | null;
 };
 
-export type SearchHits = { total: number; notes: { noteId: number; matches: MatchRow[] }[] };
+/** `bounded`: more than BIG_RESULT documents matched; `total` is then a lower bound (see above). */
+export type SearchHits = { total: number; bounded: boolean; notes: { noteId: number; matches: MatchRow[] }[] };
 
 /** Documents shown per note. */
 export const MATCHES_PER_NOTE = 3;
@@ -45,21 +53,46 @@ export const MATCHES_PER_NOTE = 3;
 const WINDOW_BEFORE = 120;
 const WINDOW_LENGTH = 480;
 
-const SEARCH_SQL = `
-with hits as (
-  select d.kind, d.object_id, d.note_id,
-         (select sum(1 + case when strpos(d.norm_title, t.term) > 0 then 4 else 0 end
-                       + case when t.word <> 0 and t.word = any(d.tokens) then 2 else 0 end)
-            from unnest($3::text[], $4::int[]) as t(term, word)) as score
-    from search_documents d
-    join notes n on n.id = d.note_id
-    left join memberships m on m.team_id = n.team_id and m.user_id = $1
-   where d.tokens @> $2::int[]
-     and (not n.is_private or m.user_id is not null)
-     and ($6::text is null or d.kind = $6::text)
-     and ($7::int is null or d.note_id = $7::int)
-     and not exists (select 1 from unnest($3::text[]) t where strpos(d.norm_title, t) = 0 and strpos(d.norm_body, t) = 0)
-     and not exists (select 1 from unnest($5::text[]) t where strpos(d.norm_title, t) > 0 or strpos(d.norm_body, t) > 0)
+/** Above this many candidate documents, the bounded walk over notes replaces the exact ranking. */
+export const BIG_RESULT = 1000;
+
+type Shape = { terms: number; excluded: number };
+
+/** The statement of a shape. Parameters: $1 caller, $2 tokens, $3 kind, $4 note id, $5 order, $6 limit, $7 offset, then the terms, their whole-word tokens, the excluded terms. */
+function searchSql({ terms, excluded }: Shape): string {
+  const term = (i: number) => `$${8 + i}::text`;
+  const word = (i: number) => `$${8 + terms + i}::int`;
+  const without = (i: number) => `$${8 + 2 * terms + i}::text`;
+  const range = (count: number) => Array.from({ length: count }, (_, i) => i);
+  const recheck = [
+    ...range(terms).map((i) => `(strpos(d.norm_title, ${term(i)}) > 0 or strpos(d.norm_body, ${term(i)}) > 0)`),
+    ...range(excluded).map((i) => `strpos(d.norm_title, ${without(i)}) = 0 and strpos(d.norm_body, ${without(i)}) = 0`),
+  ].join('\n     and ');
+  const score = range(terms)
+    .map((i) => `(case when strpos(d.norm_title, ${term(i)}) > 0 then 5 else 1 end + case when ${word(i)} <> 0 and ${word(i)} = any(d.tokens) then 2 else 0 end)`)
+    .join(' + ');
+  const matching = `d.tokens @> $2::int[] and ($3::text is null or d.kind = $3::text) and ($4::int is null or d.note_id = $4::int)`;
+  const readable = `left join memberships m on m.team_id = n.team_id and m.user_id = $1
+     where (not n.is_private or m.user_id is not null) and ($4::int is null or n.id = $4::int)`;
+  const noteOrder = (relevance: string) => `
+      ${relevance}
+      case when $5::text = 'updated_at' then n.updated_at end asc,
+      case when $5::text = '-updated_at' then n.updated_at end desc,
+      case when $5::text = 'created_at' then n.created_at end asc,
+      case when $5::text = '-created_at' then n.created_at end desc,
+      case when $5::text = 'title' then lower(n.title) end asc,
+      n.updated_at desc, n.id desc`;
+  return `
+with probe as materialized (
+  select count(*) as found from (select 1 from search_documents d where ${matching} limit ${BIG_RESULT + 1}) x
+),
+hits as (
+  select d.kind, d.object_id, d.note_id, ${score} as score
+    from search_documents d join notes n on n.id = d.note_id
+    ${readable}
+     and (select found from probe) <= ${BIG_RESULT}
+     and ${matching}
+     and ${recheck}
 ),
 ranked as (
   select h.*, row_number() over (partition by h.note_id order by h.score desc, h.kind, h.object_id) as place from hits h
@@ -68,40 +101,85 @@ noted as (
   select r.note_id, max(r.score) as score from ranked r group by r.note_id
 ),
 listed as (
-  select x.note_id,
-         row_number() over (order by
-           case when $8::text = 'relevance' then x.score end desc nulls last,
-           case when $8::text = 'updated_at' then n.updated_at end asc,
-           case when $8::text = '-updated_at' then n.updated_at end desc,
-           case when $8::text = 'created_at' then n.created_at end asc,
-           case when $8::text = '-created_at' then n.created_at end desc,
-           case when $8::text = 'title' then lower(n.title) end asc,
-           n.updated_at desc, n.id desc) as position
+  select x.note_id, row_number() over (order by ${noteOrder("case when $5::text = 'relevance' then x.score end desc nulls last,")}) as position
     from noted x join notes n on n.id = x.note_id
 ),
+exact as (
+  select l.note_id, l.position, r.place, r.kind, r.object_id
+    from (select note_id, position from listed order by position limit $6 offset $7) l
+    join ranked r on r.note_id = l.note_id and r.place <= ${MATCHES_PER_NOTE}
+),
+walked as (
+  select o.id as note_id, o.position
+    from (select n.id, row_number() over (order by ${noteOrder('')}) as position
+            from notes n
+            ${readable}
+             and (select found from probe) > ${BIG_RESULT}
+           order by position offset 0) o
+   where exists (select 1 from search_documents d where d.note_id = o.id and ${matching} and ${recheck})
+   order by o.position
+   limit $6 + 1 offset $7
+),
+bounded as (
+  select w.note_id, w.position, f.place, f.kind, f.object_id
+    from (select * from walked order by position limit $6) w
+    cross join lateral (
+      select d.kind, d.object_id, row_number() over () as place
+        from (select d.kind, d.object_id from search_documents d
+               where d.note_id = w.note_id and ${matching} and ${recheck} limit ${MATCHES_PER_NOTE}) d
+    ) f
+),
 shown as (
-  select l.note_id, l.position from listed l order by l.position limit $9 offset $10
+  select * from exact union all select * from bounded
 ),
 located as (
-  select s.position, r.place, r.note_id, d.kind, d.object_id, d.title, d.body, d.page_id, d.issue_id,
-         (select min(p) from (select strpos(d.norm_body, t) as p from unnest($3::text[]) t) found where p > 0) as at
-    from shown s
-    join ranked r on r.note_id = s.note_id and r.place <= ${MATCHES_PER_NOTE}
-    join search_documents d on d.kind = r.kind and d.object_id = r.object_id
+  select s.position, s.place, s.note_id, d.kind, d.object_id, d.title, d.body, d.page_id, d.issue_id,
+         least(${range(terms).map((i) => `coalesce(nullif(strpos(d.norm_body, ${term(i)}), 0), 2147483647)`).join(', ')}) as at
+    from shown s join search_documents d on d.kind = s.kind and d.object_id = s.object_id
+),
+counted as (
+  select case when (select found from probe) <= ${BIG_RESULT} then (select count(*) from noted)
+              else $7 + (select count(*) from walked) end as total,
+         (select found from probe) > ${BIG_RESULT} as bounded
 )
-select k.total, o.note_id, o.kind, o.object_id, o.title,
-       substr(o.body, greatest(1, coalesce(o.at, 1) - ${WINDOW_BEFORE}), ${WINDOW_LENGTH}) as "window",
-       greatest(1, coalesce(o.at, 1) - ${WINDOW_BEFORE}) > 1 as cut_before,
-       char_length(o.body) >= greatest(1, coalesce(o.at, 1) - ${WINDOW_BEFORE}) + ${WINDOW_LENGTH} as cut_after,
+select k.total, k.bounded, o.note_id, o.kind, o.object_id, o.title,
+       substr(o.body, greatest(1, coalesce(nullif(o.at, 2147483647), 1) - ${WINDOW_BEFORE}), ${WINDOW_LENGTH}) as "window",
+       greatest(1, coalesce(nullif(o.at, 2147483647), 1) - ${WINDOW_BEFORE}) > 1 as cut_before,
+       char_length(o.body) >= greatest(1, coalesce(nullif(o.at, 2147483647), 1) - ${WINDOW_BEFORE}) + ${WINDOW_LENGTH} as cut_after,
        coalesce(o.page_id, c.page_id) as page_id, i.index as issue_index, c.type as comment_on
-  from (select count(*) as total from noted) k
+  from counted k
   left join located o on true
   left join comments c on o.kind = 'comment' and c.id = o.object_id
   left join issues i on i.id = coalesce(o.issue_id, c.issue_id)
  order by o.position, o.place`;
+}
+
+/**
+ * Runs the statement unprepared, so it is planned for its values every time: a generic plan cannot know how common
+ * the tokens are, and the two branches want different plans. Logged like every ORM query (tests count them).
+ */
+async function unnamedQuery<Row>(em: EntityManager, label: string, text: string, values: readonly unknown[]): Promise<Row[]> {
+  const pool = await (em.getConnection() as PostgreSqlConnection).getNativeClient();
+  em.config.getLogger().logQuery({ query: `/* ${label} */ ${text}`, params: values, level: 'info' });
+  const result = await pool.query({ text, values: values as unknown[] });
+  return result.rows as Row[];
+}
+
+const statements = new Map<string, string>();
+
+function statementFor(shape: Shape): { name: string; text: string } {
+  const name = `search_ngram_${shape.terms}_${shape.excluded}`;
+  let text = statements.get(name);
+  if (text === undefined) {
+    text = searchSql(shape);
+    statements.set(name, text);
+  }
+  return { name, text };
+}
 
 type Row = {
   total: string | number;
+  bounded: boolean;
   note_id: number | null;
   kind: DocumentKind;
   object_id: number;
@@ -114,25 +192,21 @@ type Row = {
   comment_on: 'note' | 'page' | 'issue' | null;
 };
 
-/** A PostgreSQL array literal of text values. */
-function textArray(values: readonly string[]): string {
-  return `{${values.map((value) => `"${value.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
-}
-
 /** One page of the notes matching the query that the caller may read, with their best matches; one statement. */
 export async function searchIndex(em: EntityManager, callerId: number, request: SearchRequest): Promise<SearchHits> {
   const { query } = request;
-  const rows = await preparedQuery<Row>(em, 'search_ngram', SEARCH_SQL, [
+  const { name, text } = statementFor({ terms: query.terms.length, excluded: query.excluded.length });
+  const rows = await unnamedQuery<Row>(em, name, text, [
     callerId,
     `{${query.tokens.join(',')}}`,
-    textArray(query.terms),
-    `{${query.wordTokens.join(',')}}`,
-    textArray(query.excluded),
     request.kind ?? null,
     request.noteId ?? null,
     request.order,
     request.limit,
     request.offset,
+    ...query.terms,
+    ...query.wordTokens,
+    ...query.excluded,
   ]);
   const notes: SearchHits['notes'] = [];
   for (const row of rows) {
@@ -154,5 +228,5 @@ export async function searchIndex(em: EntityManager, callerId: number, request: 
       commentOn: row.comment_on,
     });
   }
-  return { total: Number(rows[0]?.total ?? 0), notes };
+  return { total: Number(rows[0]?.total ?? 0), bounded: rows[0]?.bounded === true, notes };
 }
