@@ -1,6 +1,8 @@
 // The search itself, as one SQL statement over the n-gram index (design.md, "Search"). Its text depends only on how
 // many terms and excluded terms the query has (one prepared statement per shape):
-//   1. probe: how many documents have every token of the query, counted up to BIG_RESULT + 1 (the GIN index);
+//   1. probe: how many documents have every token of the query: from the column statistics where they settle it
+//      (an upper bound under BIG_RESULT, or the one token among the most common), otherwise counted up to
+//      BIG_RESULT + 1 (the statistics only choose the branch: both give correct pages);
 //   2. candidates: those documents; permissions inside the statement and before any limit (the note is not
 //      private, or the caller is in its team); recheck: every term occurs in the normalized title or text (strpos),
 //      no excluded term does;
@@ -83,8 +85,32 @@ function searchSql({ terms, excluded }: Shape): string {
       case when $5::text = 'title' then lower(n.title) end asc,
       n.updated_at desc, n.id desc`;
   return `
-with probe as materialized (
-  select count(*) as found from (select 1 from search_documents d where ${matching} limit ${BIG_RESULT + 1}) x
+with stats as (
+  select c.reltuples, s.most_common_elems::text::int[] as elems, s.most_common_elem_freqs as freqs
+    from pg_class c
+    left join pg_stats s on s.schemaname = current_schema() and s.tablename = 'search_documents' and s.attname = 'tokens'
+   where c.oid = 'search_documents'::regclass
+),
+estimate as (
+  -- from the column statistics (ANALYZE): a token's share of the documents where it is among the most common
+  -- ones (known), else at most the least common of them; the rarest token bounds the candidates from above
+  select max(st.reltuples) * min(coalesce(f.freq, (select min(x) from unnest(st.freqs[1:cardinality(st.elems)]) x))) as upper,
+         count(f.freq) as known
+    from stats st
+    cross join unnest($2::int[]) t
+    left join lateral (
+      select x.freq from unnest(st.elems, st.freqs[1:cardinality(st.elems)]) x(e, freq) where x.e = t limit 1
+    ) f on true
+   where st.elems is not null
+),
+probe as materialized (
+  select case
+           when e.upper is not null and $3::text is null and $4::int is null
+                and (e.upper <= ${BIG_RESULT} or (cardinality($2::int[]) = 1 and e.known = 1)) then e.upper
+           -- no statistics, a narrower search, or no certainty: count the candidates, up to one past the bound
+           else (select count(*) from (select 1 from search_documents d where ${matching} limit ${BIG_RESULT + 1}) x)
+         end as found
+    from estimate e
 ),
 hits as (
   select d.kind, d.object_id, d.note_id, ${score} as score
@@ -116,7 +142,9 @@ walked as (
             ${readable}
              and (select found from probe) > ${BIG_RESULT}
            order by position offset 0) o
-   where exists (select 1 from search_documents d where d.note_id = o.id and ${matching} and ${recheck})
+   -- one note at a time, in order, stopping at its first match and at the page's end (a lateral limit: never a
+   -- join over every candidate)
+   cross join lateral (select 1 from search_documents d where d.note_id = o.id and ${matching} and ${recheck} limit 1) hit
    order by o.position
    limit $6 + 1 offset $7
 ),
