@@ -67,6 +67,11 @@ describe('searchNotes', () => {
     expect(own[0]!.matches).toEqual([{ type: 'note', id: shared.id, title: 'Operations handbook', snippet: 'How we <mark>deploy</mark> and roll back' }]);
   });
 
+  it('answers on the .json path too, with + for spaces as form-encoded queries send them', async () => {
+    const answer = await outsider.client.get('/api/v1/search.json?q=handbook+deploy&type=note');
+    expect([answer.status, answer.body.map((hit: Hit) => hit.id)]).toEqual([200, [shared.id]]);
+  });
+
   it('answers 401 without a token', async () => {
     const answer = await anonymous(app).get('/api/v1/search?q=deploy');
     expect(answer.status).toBe(401);

@@ -32,12 +32,21 @@ function segmentsOf(text: string): { segments: Segment[]; joined: string; offset
 
 /** [start, end) ranges of the original text where a term occurs, merged and in order. */
 function matchRanges(text: string, terms: readonly string[]): { start: number; end: number }[] {
-  const { segments, joined, offsets } = segmentsOf(text);
   const ranges: { start: number; end: number }[] = [];
-  for (const term of terms) {
-    if (!term) continue;
-    for (let at = joined.indexOf(term); at !== -1; at = joined.indexOf(term, at + term.length)) {
-      ranges.push({ start: segments[offsets[at]!]!.start, end: segments[offsets[at + term.length - 1]!]!.end });
+  const whole = text.normalize('NFKC').toLowerCase().replace(/\s/gu, ' ');
+  if (whole.length === text.length) {
+    // the usual case: normalizing kept every character in place (no half-width kana, ligatures, ...)
+    for (const term of terms) {
+      if (!term) continue;
+      for (let at = whole.indexOf(term); at !== -1; at = whole.indexOf(term, at + term.length)) ranges.push({ start: at, end: at + term.length });
+    }
+  } else {
+    const { segments, joined, offsets } = segmentsOf(text);
+    for (const term of terms) {
+      if (!term) continue;
+      for (let at = joined.indexOf(term); at !== -1; at = joined.indexOf(term, at + term.length)) {
+        ranges.push({ start: segments[offsets[at]!]!.start, end: segments[offsets[at + term.length - 1]!]!.end });
+      }
     }
   }
   ranges.sort((a, b) => a.start - b.start || b.end - a.end);
