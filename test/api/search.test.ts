@@ -132,6 +132,13 @@ describe('searchNotes', () => {
     expect(await pagesOf('ploy')).toEqual([]);
   });
 
+  it('indexes content with a lone surrogate or a control character without failing the write', async () => {
+    const note = await apiNote(member, 'wiki', 'Odd text', { slug: 'odd' });
+    const answer = await member.client.post('/api/v1/wiki/odd/pages', { raw: { contentType: 'application/json', body: '{"page":{"title":"odd title","content":"<p>tapir \\udc00 \\u0001 text</p>"}}' } });
+    expect(answer.status, answer.text).toBe(200);
+    expect((await search(member, { q: 'tapir' })).body.map((hit) => hit.id)).toEqual([note.id]);
+  });
+
   it('escapes everything in snippets but <mark>', async () => {
     const [hit] = (await search(member, { q: 'alert', type: 'page' })).body;
     const { snippet } = hit!.matches[0]!;

@@ -28,11 +28,13 @@ export const commentDocument = (comment: { id: number; body: string }, noteId: n
 export async function writeDocuments(em: EntityManager, documents: readonly SearchDocument[]): Promise<void> {
   if (documents.length === 0) return;
   const rows = documents.map((document) => {
-    const body = document.body.slice(0, MAX_BODY_CHARS);
-    const normTitle = normalize(document.title);
+    // well-formed: a lone surrogate (which JSON escapes and jsonb refuses) becomes U+FFFD, as it does when stored
+    const title = document.title.toWellFormed();
+    const body = document.body.slice(0, MAX_BODY_CHARS).toWellFormed();
+    const normTitle = normalize(title);
     const normBody = normalize(body);
     const tokens = indexTokens(normTitle === '' ? normBody : `${normTitle} ${normBody}`);
-    return { k: document.kind, o: document.objectId, n: document.noteId, t: document.title, b: body, nt: normTitle, nb: normBody, x: `{${tokens.join(',')}}` };
+    return { k: document.kind, o: document.objectId, n: document.noteId, t: title, b: body, nt: normTitle, nb: normBody, x: `{${tokens.join(',')}}` };
   });
   await em.execute(
     `insert into search_documents (kind, object_id, note_id, page_id, issue_id, comment_id, title, body, norm_title, norm_body, tokens)
