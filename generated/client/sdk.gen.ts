@@ -1138,7 +1138,7 @@ export const listChecks = <ThrowOnError extends boolean = false>(options?: Optio
  * Permissions are applied inside the search, before the page is cut: a page is never short while more matches
  * exist, and `X-Total-Count` counts the matching notes the caller may read.
  *
- * Counts are capped, never exact over huge sets: when more than 1,000 objects contain every term (a word found
+ * Counts are capped, never exact over huge sets: when more than 2,500 objects contain every term (a word found
  * nearly everywhere), the notes are taken in the order asked for and each is checked for a match until the page
  * is full, so the work stays bounded by the page. Then `relevance` orders as `-updated_at`, `matches` are the
  * first ones found in each note rather than the best, and `X-Total-Count` is a lower bound: the notes before this

@@ -56,7 +56,7 @@ const WINDOW_BEFORE = 120;
 const WINDOW_LENGTH = 480;
 
 /** Above this many candidate documents, the bounded walk over notes replaces the exact ranking. */
-export const BIG_RESULT = 1000;
+export const BIG_RESULT = 2500;
 
 type Shape = { terms: number; excluded: number };
 
@@ -74,6 +74,9 @@ function searchSql({ terms, excluded }: Shape): string {
     .map((i) => `(case when strpos(d.norm_title, ${term(i)}) > 0 then 5 else 1 end + case when ${word(i)} <> 0 and ${word(i)} = any(d.tokens) then 2 else 0 end)`)
     .join(' + ');
   const matching = `d.tokens @> $2::int[] and ($3::text is null or d.kind = $3::text) and ($4::int is null or d.note_id = $4::int)`;
+  // inside one note: its documents by the note_id index, first match first; the tokens test is wrapped so the
+  // planner cannot turn it into a GIN lookup of every candidate once per note
+  const inNote = `coalesce(d.tokens, '{}') @> $2::int[] and ($3::text is null or d.kind = $3::text)`;
   const readable = `left join memberships m on m.team_id = n.team_id and m.user_id = $1
      where (not n.is_private or m.user_id is not null) and ($4::int is null or n.id = $4::int)`;
   const noteOrder = (relevance: string) => `
@@ -144,7 +147,7 @@ walked as (
            order by position offset 0) o
    -- one note at a time, in order, stopping at its first match and at the page's end (a lateral limit: never a
    -- join over every candidate)
-   cross join lateral (select 1 from search_documents d where d.note_id = o.id and ${matching} and ${recheck} limit 1) hit
+   cross join lateral (select 1 from search_documents d where d.note_id = o.id and ${inNote} and ${recheck} limit 1) hit
    order by o.position
    limit $6 + 1 offset $7
 ),
@@ -154,7 +157,7 @@ bounded as (
     cross join lateral (
       select d.kind, d.object_id, row_number() over () as place
         from (select d.kind, d.object_id from search_documents d
-               where d.note_id = w.note_id and ${matching} and ${recheck} limit ${MATCHES_PER_NOTE}) d
+               where d.note_id = w.note_id and ${inNote} and ${recheck} limit ${MATCHES_PER_NOTE}) d
     ) f
 ),
 shown as (
