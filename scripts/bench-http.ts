@@ -15,7 +15,9 @@
 // pages) with a few set-based SQL statements (through DATABASE_URL, or the embedded database's socket in DATA_DIR).
 //
 //   - attachments: upload and download throughput of a 25 MiB file against `cp` of it (scripts/bench-attachments.ts).
-// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,attachments (default all),
+//   - search (scripts/lib/bench-search.ts): searchNotes p50 and p99, one request at a time, over 100,000 pages of
+//     mixed Japanese and English text, for 2-character Japanese words and English words; the index's build time and size.
+// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,attachments,search (default all),
 // BENCH_SECONDS (per round and side, default 3), BENCH_ROUNDS (default 3), BENCH_WARMUP_SECONDS (default 1),
 // BENCH_VERBOSE=1 (one line per autocannon run).
 // Prints one line per measurement, then a summary; exits 1 when a goal is missed or a case could not run.
@@ -28,6 +30,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { CannedResponse } from './bench-baseline.ts';
 import { benchAttachments } from './bench-attachments.ts';
+import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
 
 // ------------------------------------------------------------------------------------------------ goals and cases
 type Database = 'pglite' | 'postgres';
@@ -82,7 +85,9 @@ const DATABASES: Database[] = (() => {
   for (const name of list) if (name !== 'pglite' && name !== 'postgres') throw new Error(`BENCH_DB is pglite or postgres, got "${name}"`);
   return list as Database[];
 })();
-const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'attachments'];
+const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'attachments', 'search'];
+/** searchNotes latency, one request at a time, milliseconds (both databases). */
+const SEARCH_GOAL_MS = { p50: 30, p99: 100 };
 const CASES = new Set((process.env.BENCH_CASES || ALL_CASES.join(',')).split(',').map((name) => name.trim()).filter(Boolean));
 for (const name of CASES) if (!ALL_CASES.includes(name)) throw new Error(`BENCH_CASES: unknown case "${name}" (cases: ${ALL_CASES.join(', ')})`);
 
@@ -659,6 +664,32 @@ async function runDatabase(database: Database): Promise<void> {
         baseUrl: service.baseUrl, token: seeded.tokens.bench, team: 'bench', workDir: dataDir, rounds: Math.max(ROUNDS, 3),
         report: (label, text) => report(database, label, text, 'report'),
       });
+    }
+    if (CASES.has('search')) {
+      // last: its 100,000 pages would change what the other cases measure
+      const sql = new pg.Client(sqlConfig);
+      await sql.connect();
+      let corpus;
+      try {
+        corpus = await seedSearch(sql, 'bench', 'solo1');
+      } finally {
+        await sql.end();
+      }
+      report(database, `search: seed ${SEARCH_NOTES} notes, ${SEARCH_NOTES * SEARCH_PAGES_PER_NOTE} pages`, `${corpus.seedSeconds.toFixed(1).padStart(6)} s  (set-based SQL)`, 'report');
+      const started = performance.now();
+      const output = (await admin(['reindex'], env)).trim().split('\n').at(-1)!;
+      report(database, 'search: index build (admin reindex)', `${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  (${output})`, 'report');
+      const sets = [['2-character Japanese words', corpus.japaneseWords], ['English words', corpus.englishWords]] as const;
+      for (const [label, words] of sets) {
+        const timed = await timeSearches(service.baseUrl, seeded.tokens.bench, words, 10 * ROUNDS);
+        context.rssMax = Math.max(context.rssMax, rssMegabytes(service.pid) ?? 0);
+        const met = timed.p50 < SEARCH_GOAL_MS.p50 && timed.p99 < SEARCH_GOAL_MS.p99 && timed.failures === 0;
+        report(database, `search p50/p99: ${label}`,
+          `p50 ${timed.p50.toFixed(1).padStart(6)} ms  p99 ${timed.p99.toFixed(1).padStart(6)} ms  goal < ${SEARCH_GOAL_MS.p50}/${SEARCH_GOAL_MS.p99} ms  ` +
+          `(${timed.requests} requests over ${words.length} words, ${timed.meanHits.toFixed(0)} matching notes on average${timed.failures ? `, ${timed.failures} failed` : ''})`,
+          met ? 'ok' : 'FAIL');
+      }
+      if (VERBOSE) console.log(`[bench]   search words: ${sets.map(([, words]) => words.join(' ')).join(' | ')}`);
     }
 
     report(database, 'RSS idle after start', `${rssIdle.toFixed(0).padStart(6)} MB`, 'report');

@@ -110,6 +110,7 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['createApp', (_, n) => ({ method: 'POST', path: '/api/v1/me/apps', form: { 'app[name]': `Scratch app ${n}`, 'app[redirect_uris][]': 'https://scratch.example/cb' } })],
   ['listAuthorizations', () => ({ method: 'GET', path: '/api/v1/me/authorizations' })],
   ['listTokens', () => ({ method: 'GET', path: '/api/v1/me/tokens' })],
+  ['searchNotes', () => ({ method: 'GET', path: '/api/v1/search?q=release+steps' })],
   // deletes, last, of throw-away objects made above
   ['deleteAttachment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/attachments/${state.createdAttachments[n]}` })],
   ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],

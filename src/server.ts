@@ -10,6 +10,7 @@ import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
 import { readiness } from './modules/system/system.routes.ts';
+import { reindexIfEmpty } from './modules/search/search.indexer.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -66,6 +67,9 @@ async function main(): Promise<void> {
     if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
     const movedBlobs = await moveAttachmentBlobs(database.orm.em.fork(), config);
     if (movedBlobs > 0) logger.info('attachment bytes moved out of the database', { attachments: movedBlobs });
+    // a database from before the search index (migration 0008) gets its index built once, here
+    const reindexed = await reindexIfEmpty(database.orm.em.fork());
+    if (reindexed) logger.info('search index built', { documents: reindexed.documents, milliseconds: Math.round(reindexed.milliseconds) });
     const app = buildApp({ config, orm: database.orm, logger, changes: database.changes });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);

@@ -1667,9 +1667,31 @@ export const listChecks = <ThrowOnError extends boolean = false>(options?: Optio
 /**
  * Search notes
  *
- * Notes the caller may read that match `q`: by their title and description (`type=note`), by the title and
- * content of their pages (`type=page`), or by the title and description of their issues (`type=issue`). The
- * answer is always a list of notes.
+ * Notes the caller may read (public notes, and every note of the caller's teams) that match `q`, searched in the
+ * notes' titles and descriptions, the titles and text of their pages (markup removed), the titles and descriptions
+ * of their issues, and their comments (note, page and issue comments). The answer is a list of notes; each
+ * carries `matches`: what in it matched (at most 3, best first), with a highlighted `snippet`.
+ *
+ * Matching (design.md, "Search"): text and query are compared after NFKC normalization and lower-casing, so
+ * full-width and half-width forms (`ＡＢＣ`, `ｶﾀｶﾅ`) and upper and lower case are alike.
+ * - Japanese and Chinese are matched as substrings, any length from one character: `会議` finds `定例会議`,
+ * `キャプチャ` finds `キャプチャツール`.
+ * - Words of other scripts are matched at the start of words: `deploy` and `depl` find `deployment`; `ploy` does
+ * not. A one-letter term matches a one-letter word only.
+ * - Every term must occur (in the same note, page, issue or comment); `"a quoted phrase"` must occur as written;
+ * `-word` and `-"a phrase"` exclude what contains them.
+ * - Relevance: each term counts 1, 4 more where it occurs in the title, 2 more where it occurs as a whole word (a
+ * run of one script: `キャプチャ` is whole in `画面キャプチャを`, a substring in `キャプチャツール`); a note
+ * scores as its best match; equal scores go most recently updated first.
+ *
+ * Permissions are applied inside the search, before the page is cut: a page is never short while more matches
+ * exist, and `X-Total-Count` counts the matching notes the caller may read.
+ *
+ * Counts are capped, never exact over huge sets: when more than 2,500 objects contain every term (a word found
+ * nearly everywhere), the notes are taken in the order asked for and each is checked for a match until the page
+ * is full, so the work stays bounded by the page. Then `relevance` orders as `-updated_at`, `matches` are the
+ * first ones found in each note rather than the best, and `X-Total-Count` is a lower bound: the notes before this
+ * page, this page, and one more when there is one (so `Link` has a `next` while more exist).
  *
  */
 export const searchNotes = <ThrowOnError extends boolean = false>(options: Options<SearchNotesData, ThrowOnError>): RequestResult<SearchNotesResponses, SearchNotesErrors, ThrowOnError> => (options.client ?? client).get<SearchNotesResponses, SearchNotesErrors, ThrowOnError>({

@@ -214,7 +214,52 @@ export type Note = {
      *
      */
     forked?: Note | null;
+    /**
+     * Only in `searchNotes` answers: what in this note matched the query, best first (at most 3: the note itself,
+     * its pages, issues and comments), each with a highlighted snippet.
+     *
+     */
+    matches?: Array<SearchMatch>;
     model: 'note';
+};
+
+/**
+ * One thing inside a note that matched a search (`searchNotes`): the note's own title or description, a page (its
+ * title or text, markup removed), an issue (title or description) or a comment.
+ *
+ */
+export type SearchMatch = {
+    /**
+     * What matched.
+     */
+    type: 'note' | 'page' | 'issue' | 'comment';
+    /**
+     * The id of what matched (the note, page, issue or comment).
+     */
+    id: number;
+    /**
+     * Its title as written (empty for a comment).
+     */
+    title: string;
+    /**
+     * A short piece of its text around the first match (its title, where only the title matched), as HTML: every
+     * character of the text is escaped, and the only markup is `<mark>` around each occurrence of a searched term.
+     * `…` marks where the text goes on.
+     *
+     */
+    snippet: string;
+    /**
+     * For a page, and a comment on a page, the page's id.
+     */
+    page_id?: number;
+    /**
+     * For an issue, and a comment on an issue, the issue's `index` (as in its path).
+     */
+    issue_index?: number;
+    /**
+     * For a comment, what it is on.
+     */
+    comment_on?: 'note' | 'page' | 'issue';
 };
 
 /**
@@ -6700,19 +6745,28 @@ export type SearchNotesData = {
     path?: never;
     query: {
         /**
-         * Words to search for; a note matches when it contains all of them (case-insensitive).
+         * Words and "quoted phrases" to search for, `-` before one to exclude it; at most 256 characters and 10
+         * terms. A `q` with nothing to search for (only spaces or punctuation, or only excluded terms) or with more
+         * than 10 terms answers 400.
+         *
          */
         q: string;
         /**
-         * `relevance` (best match first), a timestamp (a leading `-` means newest first), or `title`.
+         * `relevance` (best match first), a timestamp of the note (oldest first; a leading `-` means newest first),
+         * or `title` (alphabetical).
+         *
          */
         order?: 'relevance' | 'updated_at' | '-updated_at' | 'created_at' | '-created_at' | 'title';
         /**
-         * What to search in.
+         * What to search in: `note` (note titles and descriptions), `page`, `issue`, `comment`, or `all` (the
+         * default: everything).
+         *
          */
-        type?: 'note' | 'page' | 'issue';
+        type?: 'all' | 'note' | 'page' | 'issue' | 'comment';
         /**
-         * Search only in this note (its id); a note the caller may not read gives `[]`.
+         * Search only in this note (its id). A note the caller may not read gives `[]`, exactly like a note that does
+         * not exist.
+         *
          */
         note_id?: number;
         /**
@@ -6753,19 +6807,13 @@ export type SearchNotesErrors = {
      *
      */
     500: Problem;
-    /**
-     * Answered while the operation is not built yet (`not_implemented`): it is part of the contract, but this server
-     * version does not carry it out. Nothing was changed.
-     *
-     */
-    501: Problem;
 };
 
 export type SearchNotesError = SearchNotesErrors[keyof SearchNotesErrors];
 
 export type SearchNotesResponses = {
     /**
-     * One page of the matching notes.
+     * One page of the matching notes, each with its `matches`.
      */
     200: Array<Note>;
 };

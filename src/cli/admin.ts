@@ -9,7 +9,10 @@
 //   npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party]
 //   npm run admin -- list-clients
 //   npm run admin -- delete-client <client id>
+//   npm run admin -- reindex
 //
+// reindex rebuilds the search index from the notes, pages, issues and comments (src/modules/search), in one
+// transaction, and prints what it indexed, the time it took and the index's size.
 // create-token prints the token alone on the last line of its output; one line on stderr says which database the
 // command opened. On the embedded database it never creates one: a DATA_DIR with no database yet (a typo, or a
 // different working directory) is an error, not a new empty database. Exit status: 0 done, 1 failed, 2 usage.
@@ -24,6 +27,7 @@ import { OAuthClient } from '../modules/oauth/oauth.entity.ts';
 import { User } from '../modules/users/user.entity.ts';
 import { readPassword } from './read-password.ts';
 import { createUser, findUserByUsername } from '../modules/users/users.service.ts';
+import { searchProvider } from '../modules/search/search.provider.ts';
 
 const usage = `usage:
   npm run admin -- create-user <username> [--name NAME] [--lang en|ja]
@@ -33,7 +37,8 @@ const usage = `usage:
   npm run admin -- set-password <username>   (reads the password from standard input, or asks for it)
   npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party]
   npm run admin -- list-clients
-  npm run admin -- delete-client <client id>`;
+  npm run admin -- delete-client <client id>
+  npm run admin -- reindex`;
 
 class UsageError extends Error {}
 
@@ -71,7 +76,7 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return command ? 0 : 2;
   }
-  const commands = ['create-user', 'create-token', 'list-users', 'revoke-token', 'set-password', 'create-client', 'list-clients', 'delete-client'];
+  const commands = ['create-user', 'create-token', 'list-users', 'revoke-token', 'set-password', 'create-client', 'list-clients', 'delete-client', 'reindex'];
   if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
   const config = loadConfig();
   if (config.databaseUrl) process.stderr.write(`admin: using PostgreSQL at ${describeDatabaseUrl(config.databaseUrl)}\n`);
@@ -179,6 +184,17 @@ async function run(argv: string[]): Promise<number> {
         // its tokens go with it (on delete cascade); forget them in every server process through the change feed
         await em.nativeDelete(OAuthClient, { id: client.id });
         process.stdout.write('client deleted, with every token it held\n');
+        return 0;
+      }
+      case 'reindex': {
+        parse(rest, []);
+        const report = await searchProvider().rebuild(em);
+        const [size] = await em.execute<{ table: string; indexes: string }[]>(
+          `select pg_size_pretty(pg_table_size('search_documents')) as "table", pg_size_pretty(pg_indexes_size('search_documents')) as indexes`,
+        );
+        const { note, page, issue, comment } = report.documents;
+        process.stdout.write(`reindexed ${note} notes, ${page} pages, ${issue} issues, ${comment} comments in ${(report.milliseconds / 1000).toFixed(1)} s; ` +
+          `index table ${size!.table}, its indexes ${size!.indexes}\n`);
         return 0;
       }
       default:

@@ -14,6 +14,7 @@ import { pageCommentOperations } from '../modules/comments/page-comments.handler
 import { oauthOperations } from '../modules/oauth/oauth.handlers.ts';
 import { noteOperations } from '../modules/notes/notes.handlers.ts';
 import { pageOperations } from '../modules/pages/pages.handlers.ts';
+import { searchOperations } from '../modules/search/search.handlers.ts';
 import { versionOperations } from '../modules/pages/versions.handlers.ts';
 import { teamOperations } from '../modules/teams/teams.handlers.ts';
 import { userOperations } from '../modules/users/users.handlers.ts';
@@ -34,8 +35,7 @@ export const operations: OperationTable = {
   ...attachmentOperations,
   ...forkOperations,
   ...requestOperations,
-  // not built yet: each later issue replaces its entries with handlers
-  searchNotes: notBuilt,
+  ...searchOperations,
 };
 
 /** The operations not built yet, read off the table. */

@@ -1,9 +1,11 @@
 // Everything that follows from a domain event, registered once when the app is built: the notifications and the
-// activity log (later: webhooks and the search index).
+// activity log, the search index (later: webhooks).
 import { subscribeActivityLog } from './logs/logs.subscriber.ts';
 import { subscribeNotifications } from './notifications/notifications.subscriber.ts';
+import { subscribeSearchIndex } from './search/search.subscriber.ts';
 
 export function subscribeAll(): void {
   subscribeNotifications();
   subscribeActivityLog();
+  subscribeSearchIndex();
 }

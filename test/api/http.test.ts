@@ -68,15 +68,6 @@ describe('problem details', () => {
   });
 });
 
-describe('operations not built yet', () => {
-  it('answer 501 not_implemented after authentication', async () => {
-    const answer = await alice.client.get('/api/v1/search?q=x');
-    expect(answer.status).toBe(501);
-    expect(answer.body.code).toBe('not_implemented');
-    expect((await anonymous(app).get('/api/v1/search?q=x')).status).toBe(401);
-  });
-});
-
 describe('rate limit', () => {
   it('sends RateLimit headers on every answer', async () => {
     const answer = await alice.client.get('/api/v1/me');

@@ -167,6 +167,36 @@ describe('the caller’s apps, authorizations and tokens cost a fixed number of 
   });
 });
 
+describe('search costs a fixed number of queries', () => {
+  it('whatever the number of matching notes, pages and teams', async () => {
+    const grow = async (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        const owner = await makeUser(app);
+        const team = await makeTeam(app, `searched-${Date.now() % 100000}-${i}-${Math.random().toString(36).slice(2, 6)}`, [{ user: owner.user, role: 'manager' }]);
+        // half the notes are forks, a third private (of a team the reader is not in: never listed)
+        const original = await makeNote(app, team, owner.user, { title: `original ${i}`, isPrivate: i % 3 === 0 });
+        const note = await makeNote(app, team, owner.user, { title: `searched ${i}`, forkedFrom: i % 2 === 0 ? original : undefined });
+        await makePage(app, note, owner, { title: `ocelot ${i}`, content: '<p>the ocelot page</p>' });
+        await makePage(app, note, owner, { title: `second ${i}`, content: '<p>another ocelot</p>' });
+        await makePage(app, original, owner, { title: `original page ${i}`, content: '<p>ocelot in the original</p>' });
+      }
+    };
+    const path = '/api/v1/search?q=ocelot';
+    const measure = async () => {
+      await reader.client.get(path);
+      return app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+    };
+    await grow(2);
+    const small = await measure();
+    await grow(10);
+    const large = await measure();
+    expect((await reader.client.get(path)).body.length).toBeGreaterThan(15);
+    expect(large).toBe(small);
+    // token, the search, the notes with their teams, originals of forks, memberships, pull status
+    expect(large).toBeLessThanOrEqual(7);
+  });
+});
+
 describe('attachment lists cost a fixed number of queries', () => {
   it('whatever the number of attachments (and of log entries about them)', async () => {
     const note = await makeNote(app, 'counter', reader.user, { slug: 'files' });

@@ -195,6 +195,18 @@ describe('server and admin command line', () => {
     expect((await admin('list-users')).stdout.split('\n').filter((line) => /^\d+\t/.test(line))).toHaveLength(2);
   });
 
+  it('rebuilds the search index with reindex while the server runs', async () => {
+    await admin('create-user', 'sam');
+    const sam = new ApiClient(baseUrl, (await admin('create-token', 'sam')).lastLine);
+    expect((await sam.post('/api/v1/notes', { json: { note: { title: '議事録 reindexed', team: 'sam', slug: 'minutes' } } })).status).toBe(200);
+    const found = async () => ((await sam.get('/api/v1/search?q=議事')).body as { title: string }[]).map((note) => note.title);
+    expect(await found()).toEqual(['議事録 reindexed']);
+    const rebuilt = await admin('reindex');
+    expect(rebuilt.status, rebuilt.stderr).toBe(0);
+    expect(rebuilt.lastLine).toMatch(/^reindexed \d+ notes, \d+ pages, \d+ issues, \d+ comments in [\d.]+ s; index table .+, its indexes .+$/);
+    expect(await found()).toEqual(['議事録 reindexed']);
+  });
+
   it('stops gracefully on SIGTERM; started on a port that is taken, says so and exits non-zero', async () => {
     expect(await stopServer()).toBe(0);
     const blocker = net.createServer();

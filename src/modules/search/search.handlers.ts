@@ -1,0 +1,52 @@
+import type { SearchMatch } from '../../../generated/client/types.gen.ts';
+import { defineOperation, readerOf } from '../../http/handler.ts';
+import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { Note } from '../notes/note.entity.ts';
+import { presentNote } from '../notes/note.presenter.ts';
+import { loadNoteViews } from '../notes/notes.loader.ts';
+import { parseQuery } from './query.ts';
+import type { MatchRow } from './search.query.ts';
+import { searchProvider } from './search.provider.ts';
+import { snippet } from './snippet.ts';
+
+function presentMatch(match: MatchRow, terms: readonly string[]): SearchMatch {
+  // where only the title matched, the title is the snippet
+  const inText = snippet(match.window, terms, { before: match.cutBefore, after: match.cutAfter });
+  const body: SearchMatch = {
+    type: match.kind,
+    id: match.objectId,
+    title: match.title,
+    snippet: inText.includes('<mark>') || match.title === '' ? inText : snippet(match.title, terms),
+  };
+  if (match.pageId !== null) body.page_id = match.pageId;
+  if (match.issueIndex !== null) body.issue_index = match.issueIndex;
+  if (match.commentOn !== null) body.comment_on = match.commentOn;
+  return body;
+}
+
+export const searchOperations = {
+  /** The notes the caller may read that match, best first, each with what matched in it (search.query.ts). */
+  searchNotes: defineOperation('searchNotes', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+    const parsed = parseQuery(query.q);
+    const page = pagination(query);
+    const hits = await searchProvider().search(context.em, caller.user.id, {
+      query: parsed,
+      kind: query.type === undefined || query.type === 'all' ? undefined : query.type,
+      noteId: query.note_id,
+      order: query.order ?? 'relevance',
+      limit: page.perPage,
+      offset: page.offset,
+    });
+    sendPaginationHeaders(context, page, hits.total);
+    if (hits.notes.length === 0) return [];
+    const found = await context.em.find(Note, { id: { $in: hits.notes.map((hit) => hit.noteId) } }, { populate: ['team'] });
+    const byId = new Map(found.map((note) => [note.id, note]));
+    // a note deleted between the two statements is left out
+    const listed = hits.notes.filter((hit) => byId.has(hit.noteId));
+    const views = await loadNoteViews(readerOf(context), listed.map((hit) => byId.get(hit.noteId)!));
+    return views.map((view, index) => ({
+      ...presentNote(view, context.urls, 'read'),
+      matches: listed[index]!.matches.map((match) => presentMatch(match, parsed.terms)),
+    }));
+  }),
+};

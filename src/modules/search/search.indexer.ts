@@ -1,0 +1,128 @@
+// Writing the n-gram index (table search_documents, migration 0008): documents made from notes, pages, issues and
+// comments, upserted in batches by one statement each. The subscriber (search.subscriber.ts) writes the documents of
+// one change inside its transaction; `reindex` rebuilds the whole index with the same code, in one transaction.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { htmlToText, indexTokens, normalize } from './text.ts';
+
+export type DocumentKind = 'note' | 'page' | 'issue' | 'comment';
+
+/** One searchable object: its plain text (markup already removed). */
+export type SearchDocument = { kind: DocumentKind; objectId: number; noteId: number; title: string; body: string };
+
+/** The longest body kept per document, in characters (page content may be 1 MiB of HTML; its text is indexed whole up to this). */
+export const MAX_BODY_CHARS = 1_048_576;
+
+export const noteDocument = (note: { id: number; title: string; description: string }): SearchDocument =>
+  ({ kind: 'note', objectId: note.id, noteId: note.id, title: note.title, body: htmlToText(note.description) });
+
+export const pageDocument = (page: { id: number; title: string; content: string }, noteId: number): SearchDocument =>
+  ({ kind: 'page', objectId: page.id, noteId, title: page.title, body: htmlToText(page.content) });
+
+export const issueDocument = (issue: { id: number; title: string; description: string }, noteId: number): SearchDocument =>
+  ({ kind: 'issue', objectId: issue.id, noteId, title: issue.title, body: htmlToText(issue.description) });
+
+export const commentDocument = (comment: { id: number; body: string }, noteId: number): SearchDocument =>
+  ({ kind: 'comment', objectId: comment.id, noteId, title: '', body: htmlToText(comment.body) });
+
+/** Writes (or replaces) the documents, on the caller's entity manager (inside its transaction, where it has one). */
+export async function writeDocuments(em: EntityManager, documents: readonly SearchDocument[]): Promise<void> {
+  if (documents.length === 0) return;
+  const rows = documents.map((document) => {
+    // well-formed: a lone surrogate (which JSON escapes and jsonb refuses) becomes U+FFFD, as it does when stored
+    const title = document.title.toWellFormed();
+    const body = document.body.slice(0, MAX_BODY_CHARS).toWellFormed();
+    const normTitle = normalize(title);
+    const normBody = normalize(body);
+    const tokens = indexTokens(normTitle === '' ? normBody : `${normTitle} ${normBody}`);
+    return { k: document.kind, o: document.objectId, n: document.noteId, t: title, b: body, nt: normTitle, nb: normBody, x: `{${tokens.join(',')}}` };
+  });
+  await em.execute(
+    `insert into search_documents (kind, object_id, note_id, page_id, issue_id, comment_id, title, body, norm_title, norm_body, tokens)
+     select r.k, r.o, r.n,
+            case when r.k = 'page' then r.o end, case when r.k = 'issue' then r.o end, case when r.k = 'comment' then r.o end,
+            r.t, r.b, r.nt, r.nb, r.x::int[]
+       from jsonb_to_recordset(?::jsonb) as r(k text, o int, n int, t text, b text, nt text, nb text, x text)
+     on conflict (kind, object_id) do update
+       set note_id = excluded.note_id, title = excluded.title, body = excluded.body,
+           norm_title = excluded.norm_title, norm_body = excluded.norm_body, tokens = excluded.tokens`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/** The documents of every page of a note, read in one statement (pages written set-based: a fork, a pull, a merge). */
+export async function pageDocumentsOfNote(em: EntityManager, noteId: number): Promise<SearchDocument[]> {
+  const rows = await em.execute<SourceRow[]>('select id, note_id, title, content as text from pages where note_id = ? order by id', [noteId]);
+  return rows.map((row) => pageDocument({ id: row.id, title: row.title, content: row.text }, row.note_id));
+}
+
+/** The GIN index as migration 0008 creates it. */
+const GIN_INDEX = 'create index search_documents_tokens_index on search_documents using gin (tokens)';
+
+/** How many source rows are read and written per statement while rebuilding. */
+const BATCH = 1000;
+
+type SourceRow = { id: number; note_id: number; title: string; text: string };
+
+/** The rows of one kind after `afterId`, in id order (keyset pagination). */
+function sourceQuery(kind: DocumentKind): string {
+  switch (kind) {
+    case 'note':
+      return 'select id, id as note_id, title, description as text from notes where id > ? order by id limit ?';
+    case 'page':
+      return 'select id, note_id, title, content as text from pages where id > ? order by id limit ?';
+    case 'issue':
+      return 'select id, note_id, title, description as text from issues where id > ? order by id limit ?';
+    case 'comment':
+      return `select id, note_id, '' as title, body as text from comments where id > ? order by id limit ?`;
+  }
+}
+
+const documentOf: Record<DocumentKind, (row: SourceRow) => SearchDocument> = {
+  note: (row) => noteDocument({ id: row.id, title: row.title, description: row.text }),
+  page: (row) => pageDocument({ id: row.id, title: row.title, content: row.text }, row.note_id),
+  issue: (row) => issueDocument({ id: row.id, title: row.title, description: row.text }, row.note_id),
+  comment: (row) => commentDocument({ id: row.id, body: row.text }, row.note_id),
+};
+
+export type ReindexReport = { documents: Record<DocumentKind, number>; milliseconds: number };
+
+/**
+ * Rebuilds the whole index in one transaction, from the notes, pages, issues and comments as they are now. The GIN
+ * index is dropped and built again once at the end (many times faster than maintaining it row by row); searches and
+ * writes wait for the rebuild to commit, then see the new index, and a failed rebuild leaves the old one whole.
+ */
+export async function reindex(em: EntityManager, onProgress?: (kind: DocumentKind, done: number) => void): Promise<ReindexReport> {
+  const started = performance.now();
+  const documents: Record<DocumentKind, number> = { note: 0, page: 0, issue: 0, comment: 0 };
+  await em.transactional(async (tx) => {
+    await tx.execute('lock table search_documents in access exclusive mode');
+    await tx.execute('drop index search_documents_tokens_index');
+    await tx.execute('truncate search_documents');
+    for (const kind of ['note', 'page', 'issue', 'comment'] as const) {
+      for (let afterId = 0; ; ) {
+        const rows = await tx.execute<SourceRow[]>(sourceQuery(kind), [afterId, BATCH]);
+        if (rows.length === 0) break;
+        await writeDocuments(tx, rows.map(documentOf[kind]));
+        documents[kind] += rows.length;
+        afterId = rows[rows.length - 1]!.id;
+        onProgress?.(kind, documents[kind]);
+      }
+    }
+    // the GIN build sorts in maintenance_work_mem: more than the embedded database's 16 MB default, for this once
+    await tx.execute(`set local maintenance_work_mem = '64MB'`);
+    await tx.execute(GIN_INDEX);
+  });
+  await em.execute('analyze search_documents');
+  return { documents, milliseconds: performance.now() - started };
+}
+
+/**
+ * At start-up: an empty index while there is something to index (a database from before migration 0008, or an
+ * index emptied by hand) is rebuilt. Returns the report, or undefined when nothing had to be done (one cheap query).
+ */
+export async function reindexIfEmpty(em: EntityManager): Promise<ReindexReport | undefined> {
+  const [state] = await em.execute<{ empty: boolean }[]>(
+    'select not exists (select 1 from search_documents) and exists (select 1 from notes) as empty',
+  );
+  return state?.empty ? reindex(em) : undefined;
+}
