@@ -8,8 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notImplementedOperations } from '../../src/http/not-implemented.ts';
 import { operations } from '../../src/http/operations.ts';
 import { checkOperationCoverage, loadOpenApiDocument, operationIds } from '../../src/http/openapi.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { makeUser, type Actor } from '../support/factories.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const bin = path.join(root, 'node_modules', '.bin');
@@ -78,54 +76,6 @@ describe('operation coverage', () => {
 
   it('lists no operation twice as not implemented', () => {
     expect(new Set(notImplementedOperations).size).toBe(notImplementedOperations.length);
-  });
-});
-
-describe('operations not built yet', () => {
-  let app: TestApp;
-  let caller: Actor;
-  beforeAll(async () => {
-    app = await startTestApp();
-    caller = await makeUser(app, 'caller');
-  });
-  afterAll(async () => app?.close());
-
-  type Parameter = { $ref?: string; name?: string; in?: string; required?: boolean; example?: unknown; schema?: { example?: unknown } };
-  type Operation = { operationId?: string; parameters?: Parameter[]; requestBody?: { content: Record<string, { schema?: { $ref?: string; example?: unknown }; example?: unknown }> } };
-  const document = loadOpenApiDocument() as unknown as { paths: Record<string, Record<string, Operation>> };
-  const resolve = <T,>(value: T & { $ref?: string }): T => {
-    if (!value?.$ref) return value;
-    return value.$ref.slice(2).split('/').reduce<any>((node, key) => node[key], document) as T;
-  };
-  const samples: Record<string, string> = { team: 'caller', note: '1', page: '1', index: '1', id: '1', username: 'caller' };
-  const cases: [string, string, string, unknown][] = [];
-  for (const [template, item] of Object.entries(document.paths)) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (!operation?.operationId || !notImplementedOperations.includes(operation.operationId)) continue;
-      const url = template.replace(/\{(\w+)\}/g, (_, name: string) => samples[name] ?? '1');
-      const json = operation.requestBody?.content['application/json'];
-      const body = json?.example ?? (json?.schema ? resolve(json.schema).example : undefined);
-      const query = new URLSearchParams();
-      for (const parameter of (operation.parameters ?? []).map(resolve)) {
-        if (parameter.in === 'query' && parameter.required) query.set(parameter.name!, String(parameter.example ?? parameter.schema?.example ?? 'x'));
-      }
-      cases.push([operation.operationId, method.toUpperCase(), query.size ? `${url}?${query}` : url, body]);
-    }
-  }
-
-  it.each(cases)('%s answers 501 not_implemented', async (_id, method, url, body) => {
-    const multipart = url.endsWith('/attachments') && method === 'POST';
-    let answer;
-    if (multipart) {
-      const form = new FormData();
-      form.append('file', new Blob(['hello']), 'hello.txt');
-      const response = await fetch(app.baseUrl + url, { method, body: form, headers: { Authorization: `Bearer ${caller.token}` } });
-      answer = { status: response.status, body: await response.json() };
-    } else {
-      answer = await caller.client.request(method, url, body === undefined ? {} : { json: body });
-    }
-    expect(answer.status).toBe(501);
-    expect(answer.body.code).toBe('not_implemented');
   });
 });
 
