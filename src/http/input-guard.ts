@@ -1,9 +1,10 @@
 // Two rules the validator cannot enforce from the document's schemas, checked for every operation after routing and
 // before validation, so no operation has to remember them:
 //
-// - No string holds U+0000 (NUL): PostgreSQL text cannot store it, so a NUL that reached the database would fail
-//   there (a 500) instead of being refused here. Path segments with NUL answer 404 (they name nothing), query
-//   parameters and body fields 400, with the offending parameter or JSON pointer.
+// - No string holds U+0000 (NUL) or a lone surrogate (a JSON `\ud800` without its pair): PostgreSQL text cannot
+//   store NUL, UTF-8 cannot encode a lone surrogate (jsonb refuses it; text would silently get U+FFFD), so either
+//   would fail there (a 500) or change what was sent instead of being refused here. Path segments holding one
+//   answer 404 (they name nothing), query parameters and body fields 400, with the parameter or JSON pointer.
 // - An integer path or query parameter is written in decimal digits. ajv's type coercion reads `0x2`, `1e0`, ` 2`
 //   and `Infinity` as numbers, and a JSON Schema `pattern` never applies to a number, so `/pages/0x2` would be page
 //   2. Anything else answers 404 in the path and 400 in the query. The range (minimum/maximum) is the document's.
@@ -19,6 +20,12 @@ type Document = { paths: Record<string, Record<string, unknown>>; components?: R
 type RouteMetadata = { openApiRoute?: string; pathParams?: Record<string, string> };
 
 const NUL = '\u0000';
+const UNSTORABLE = 'must not contain NUL (U+0000) or a lone surrogate';
+
+/** NUL, or UTF-16 that is not well formed (a lone surrogate): nothing the database can store as sent. */
+function unstorable(value: string): boolean {
+  return value.includes(NUL) || !value.isWellFormed();
+}
 const DECIMAL = /^-?[0-9]+$/;
 
 const cache = new WeakMap<Document, Map<string, ParameterObject[]>>();
@@ -58,18 +65,18 @@ function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** JSON pointers of every string (value or key) holding NUL; iterative, so a deeply nested body cannot overflow. */
-function pointersWithNul(root: unknown, limit = 10): string[] {
+/** JSON pointers of every string (value or key) that is unstorable; iterative, so a deeply nested body cannot overflow. */
+function pointersUnstorable(root: unknown, limit = 10): string[] {
   const found: string[] = [];
   const stack: [unknown, string][] = [[root, '']];
   while (stack.length > 0 && found.length < limit) {
     const [value, pointer] = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes(NUL)) found.push(pointer);
+      if (unstorable(value)) found.push(pointer);
     } else if (value && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) {
         const at = `${pointer}/${escapePointer(key)}`;
-        if (key.includes(NUL)) found.push(at);
+        if (unstorable(key)) found.push(at);
         else stack.push([item, at]);
       }
     }
@@ -99,7 +106,7 @@ export function inputGuard(document: Document): RequestHandler {
     const pathErrors: FieldError[] = [];
     for (const [name, value] of Object.entries(metadata.pathParams ?? {})) {
       if (typeof value !== 'string') continue;
-      if (value.includes(NUL)) pathErrors.push({ parameter: name, detail: 'must not contain NUL (U+0000)' });
+      if (unstorable(value)) pathErrors.push({ parameter: name, detail: UNSTORABLE });
     }
     for (const parameter of parameters) {
       if (parameter.in !== 'path' || !isInteger(document, parameter)) continue;
@@ -111,8 +118,8 @@ export function inputGuard(document: Document): RequestHandler {
 
     const errors: FieldError[] = [];
     const query = req.query as Record<string, unknown>;
-    for (const pointer of pointersWithNul(query)) {
-      errors.push({ parameter: pointer.slice(1).split('/')[0]!.replace(/~1/g, '/').replace(/~0/g, '~'), detail: 'must not contain NUL (U+0000)' });
+    for (const pointer of pointersUnstorable(query)) {
+      errors.push({ parameter: pointer.slice(1).split('/')[0]!.replace(/~1/g, '/').replace(/~0/g, '~'), detail: UNSTORABLE });
     }
     for (const parameter of parameters) {
       if (parameter.in !== 'query' || !isInteger(document, parameter)) continue;
@@ -120,7 +127,7 @@ export function inputGuard(document: Document): RequestHandler {
       // an empty value is an absent parameter; arrays and objects are left to the validator's type check
       if (typeof value === 'string' && value !== '' && !DECIMAL.test(value)) errors.push({ parameter: parameter.name, detail: 'must be written in decimal digits' });
     }
-    for (const pointer of pointersWithNul(req.body)) errors.push({ pointer, detail: 'must not contain NUL (U+0000)' });
+    for (const pointer of pointersUnstorable(req.body)) errors.push({ pointer, detail: UNSTORABLE });
     if (errors.length > 0) {
       const summary = errors.map((error) => `${error.pointer ?? error.parameter} ${error.detail}`).join('; ');
       return next(new HttpError(400, 'validation_failed', summary, { errors }));

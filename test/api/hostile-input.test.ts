@@ -58,6 +58,23 @@ function expectProblem(answer: { status: number; body: any; text: string; header
   expect(answer.body.code).toBe(code);
 }
 
+describe('lone surrogates (UTF-16 that no UTF-8 text can hold)', () => {
+  // only a JSON escape can carry one: percent-encoded bytes of a surrogate (a form, a query) decode to U+FFFD
+  it('answer 400 in a JSON body, with a pointer, and store nothing; a surrogate pair is a character like any other', async () => {
+    const before = await snapshot();
+    const raw = (body: string) => ({ raw: { contentType: 'application/json', body } });
+    const page = await alice.client.post(`${NOTE}/pages`, raw('{"page":{"title":"a\\ud800b","content":"<p>x</p>"}}'));
+    expectProblem(page, 400, 'validation_failed');
+    expect(page.body.errors).toEqual([expect.objectContaining({ pointer: '/page/title' })]);
+    expectProblem(await alice.client.post('/api/v1/notes', raw('{"note":{"title":"x\\udc00","team":"acme"}}')), 400, 'validation_failed');
+    expectProblem(await alice.client.put(`${NOTE}/${pageId}`, raw('{"page":{"content":"<p>\\udfff</p>"}}')), 400, 'validation_failed');
+    expectProblem(await alice.client.post(`${NOTE}/${pageId}/comments`, raw('{"comment":{"comment":"\\ud83d"}}')), 400, 'validation_failed');
+    expect(await snapshot()).toEqual(before);
+    const pair = await alice.client.post(`${NOTE}/pages`, raw('{"page":{"title":"\\ud83d\\ude00 pair","content":"<p>x</p>"}}'));
+    expect([pair.status, pair.body.title]).toEqual([200, '\u{1F600} pair']);
+  });
+});
+
 describe('NUL bytes', () => {
   it('answer 400 in a form body and store nothing', async () => {
     const before = await snapshot();

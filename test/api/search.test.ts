@@ -132,9 +132,11 @@ describe('searchNotes', () => {
     expect(await pagesOf('ploy')).toEqual([]);
   });
 
-  it('indexes content with a lone surrogate or a control character without failing the write', async () => {
+  it('indexes content with a control character or a surrogate pair without failing the write (a lone surrogate is refused: 400)', async () => {
     const note = await apiNote(member, 'wiki', 'Odd text', { slug: 'odd' });
-    const answer = await member.client.post('/api/v1/wiki/odd/pages', { raw: { contentType: 'application/json', body: '{"page":{"title":"odd title","content":"<p>tapir \\udc00 \\u0001 text</p>"}}' } });
+    const lone = await member.client.post('/api/v1/wiki/odd/pages', { raw: { contentType: 'application/json', body: '{"page":{"title":"odd title","content":"<p>tapir \\udc00 text</p>"}}' } });
+    expect(lone.status).toBe(400);
+    const answer = await member.client.post('/api/v1/wiki/odd/pages', { raw: { contentType: 'application/json', body: '{"page":{"title":"odd title","content":"<p>tapir \\ud83d\\ude00 \\u0001 text</p>"}}' } });
     expect(answer.status, answer.text).toBe(200);
     expect((await search(member, { q: 'tapir' })).body.map((hit) => hit.id)).toEqual([note.id]);
   });
