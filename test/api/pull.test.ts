@@ -66,6 +66,32 @@ describe('listChecks and pullFork', () => {
     expect([log.type, log.user.id, log.summary]).toEqual(['note', outsider.user.id, { title: s.fork.title, original_id: s.note.id, pages: 2 }]);
   });
 
+  it('a page the fork deleted is not a change to pull; a page new in the original is, until it is pulled', async () => {
+    // timestamps have whole seconds, and "new since the last pull" is created in or after the second of the pull
+    // (what pullFork copies in): the page here is made a second before the fork
+    counter += 1;
+    const note = await makeNote(app, cast.team, manager.user, { title: `Guide ${counter}`, slug: `guide-${counter}` });
+    const page = await makePage(app, note, member, { title: 'Intro', content: TEXT });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const fork = await forkNote(app, note, outsider);
+    const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, page.id]);
+    const s = { note, page, fork, copyId: copy!.id, upstreamPath: `/api/v1/up/${note.slug}`, forkPath: `/api/v1/otto/${fork.id}` };
+    expect((await outsider.client.delete(`${s.forkPath}/${s.copyId}`)).status).toBe(204);
+    expect((await outsider.client.get(s.forkPath)).body.can_pull).toBe(false);
+    expect(await checks(outsider)).not.toContain(s.fork.id);
+    // the original edits the page the fork deleted: still nothing to pull into the fork (it has no copy)
+    await member.client.put(`${s.upstreamPath}/${s.page.id}`, { json: { page: { content: '<p>edited upstream</p>' } } });
+    expect((await outsider.client.get(s.forkPath)).body.can_pull).toBe(false);
+    // a page created in the original after the fork's last pull is
+    const added = await makePage(app, s.note, member, { title: 'Added', content: '<p>new</p>' });
+    expect((await outsider.client.get(s.forkPath)).body.can_pull).toBe(true);
+    expect(await checks(outsider)).toContain(s.fork.id);
+    expect((await outsider.client.post(`${s.forkPath}/pull`)).status).toBe(200);
+    expect((await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [s.fork.id, added.id]))).toHaveLength(1);
+    expect((await outsider.client.get(s.forkPath)).body.can_pull).toBe(false);
+    expect(await checks(outsider)).not.toContain(s.fork.id);
+  });
+
   it('answers 409 merge_conflict and changes nothing; a resolution pulls', async () => {
     const s = await setup();
     await member.client.put(`${s.upstreamPath}/${s.page.id}`, { json: { page: { content: TEXT.replace('First paragraph', 'Upstream words') } } });

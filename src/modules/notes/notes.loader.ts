@@ -13,19 +13,31 @@ import type { NoteView } from './note.presenter.ts';
 export const recentFirst = { updatedAt: 'desc', id: 'desc' } as const;
 
 /** Forks (of those given) whose original has a page version the fork has not taken in yet. */
+/**
+ * SQL condition: the original (`originalId`, an SQL expression) has a change the fork (`fork`, a table alias) has not
+ * pulled: a page the fork has whose latest version is not that fork page's base, or a page created in the original
+ * since the fork's last pull that the fork lacks (what pullFork copies in). A page the fork deleted on purpose, and
+ * that did not change since, counts for nothing: pulling would not bring it back.
+ */
+export function originalChangedSql(fork: string, originalId: string): string {
+  return `exists (
+    select 1 from pages original_page
+      join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
+     where original_page.note_id = ${originalId}
+       and (exists (select 1 from pages fork_page
+                     where fork_page.note_id = ${fork}.id and fork_page.origin_page_id = original_page.id
+                       and fork_page.base_version_id is distinct from latest.id)
+            or (original_page.created_at >= coalesce(${fork}.pulled_at, ${fork}.created_at)
+                and not exists (select 1 from pages fork_page
+                                 where fork_page.note_id = ${fork}.id and fork_page.origin_page_id = original_page.id))))`;
+}
+
 async function forksThatCanPull(em: EntityManager, forkIds: readonly number[]): Promise<Set<number>> {
   if (forkIds.length === 0) return new Set();
   const rows = await em.execute<{ id: number }[]>(
     `select fork.id from notes fork
       where fork.id = any(?::int[]) and fork.forked_from_id is not null
-        and exists (
-          select 1 from pages original_page
-            join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
-           where original_page.note_id = fork.forked_from_id
-             and not exists (
-               select 1 from pages fork_page
-                where fork_page.note_id = fork.id and fork_page.origin_page_id = original_page.id
-                  and fork_page.base_version_id = latest.id))`,
+        and ${originalChangedSql('fork', 'fork.forked_from_id')}`,
     [`{${forkIds.join(',')}}`],
   );
   return new Set(rows.map((row) => row.id));

@@ -6,7 +6,7 @@ import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, findTeamScope } from '../access/scope.ts';
 import { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
-import { loadNoteView, loadNoteViews } from '../notes/notes.loader.ts';
+import { loadNoteView, loadNoteViews, originalChangedSql } from '../notes/notes.loader.ts';
 import { createFork } from './forks.service.ts';
 import { pullFork } from './pull.service.ts';
 import { resolutionsByPage } from './merge.service.ts';
@@ -42,13 +42,7 @@ export const forkOperations = {
          from notes fork join notes original on original.id = fork.forked_from_id
         where fork.team_id in (select team_id from memberships where user_id = ?)
           and (not original.is_private or original.team_id in (select team_id from memberships where user_id = ?))
-          and exists (
-            select 1 from pages original_page
-              join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
-             where original_page.note_id = original.id
-               and not exists (
-                 select 1 from pages fork_page
-                  where fork_page.note_id = fork.id and fork_page.origin_page_id = original_page.id and fork_page.base_version_id = latest.id))
+          and ${originalChangedSql('fork', 'original.id')}
         order by (select max(p.updated_at) from pages p where p.note_id = original.id) desc nulls last, fork.id desc
         limit ? offset ?`,
       [caller.user.id, caller.user.id, results.perPage, results.offset],
