@@ -54,3 +54,25 @@ export function jsonColumns(em: EntityManager, entity: EntityClass<object>, alia
   }
   return text;
 }
+
+/**
+ * One page of `alias.*` rows of `from` (its FROM ... WHERE text, with `parameters`) in `order`, mapped to `entity`,
+ * with the total count from the same statement (`count(*) over ()`); only a page past the end costs a second one.
+ */
+export async function pageOfEntities<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  alias: string,
+  from: string,
+  parameters: readonly unknown[],
+  order: string,
+  page: { perPage: number; offset: number },
+): Promise<{ items: T[]; total: number }> {
+  const rows = await em.execute<Record<string, unknown>[]>(
+    `select ${alias}.*, count(*) over () as total_count ${from} order by ${order} limit ? offset ?`,
+    [...parameters, page.perPage, page.offset],
+  );
+  let total = rows.length > 0 ? Number(rows[0]!.total_count) : 0;
+  if (rows.length === 0 && page.offset > 0) total = Number((await em.execute<{ total: string }[]>(`select count(*) as total ${from}`, [...parameters]))[0]!.total);
+  return { items: rows.map((row) => em.map(entity, row as never)), total };
+}

@@ -4,6 +4,7 @@
 // - the entries of a deleted note and of what was in it: it was public, or the caller is in the team it was in;
 // - entries about a team: the caller is in it; a deleted team's entry: the user who deleted it.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageOfEntities } from '../../db/rows.ts';
 import type { Pagination } from '../../http/pagination.ts';
 import { Log } from './log.entity.ts';
 
@@ -24,11 +25,6 @@ export async function findLogs(em: EntityManager, callerId: number, filter: LogF
   const team = filter.team ?? null;
   const noteId = filter.noteId ?? null;
   const parameters = [callerId, callerId, team, team, noteId, noteId, noteId];
-  const rows = await em.execute<Record<string, unknown>[]>(
-    `select l.*, count(*) over () as total_count ${where} order by l.id desc limit ? offset ?`,
-    [...parameters, page.perPage, page.offset],
-  );
-  let total = rows.length > 0 ? Number(rows[0]!.total_count) : 0;
-  if (rows.length === 0 && page.offset > 0) total = Number((await em.execute<{ total: string }[]>(`select count(*) as total ${where}`, parameters))[0]!.total);
-  return { logs: rows.map((row) => em.map(Log, row)), total };
+  const { items, total } = await pageOfEntities(em, Log, 'l', where, parameters, 'l.id desc', page);
+  return { logs: items, total };
 }

@@ -3,6 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { notFound } from '../../http/errors.ts';
+import { pageOfEntities } from '../../db/rows.ts';
 import type { Pagination } from '../../http/pagination.ts';
 import { Notification } from './notification.entity.ts';
 
@@ -23,13 +24,8 @@ export async function findNotifications(em: EntityManager, userId: number, filte
   const state = readState(filter.state);
   const team = filter.team ?? null;
   const parameters = [userId, state, state, team, team];
-  const rows = await em.execute<Record<string, unknown>[]>(
-    `select x.*, count(*) over () as total_count ${where} order by x.id desc limit ? offset ?`,
-    [...parameters, page.perPage, page.offset],
-  );
-  let total = rows.length > 0 ? Number(rows[0]!.total_count) : 0;
-  if (rows.length === 0 && page.offset > 0) total = Number((await em.execute<{ total: string }[]>(`select count(*) as total ${where}`, parameters))[0]!.total);
-  return { notifications: rows.map((row) => em.map(Notification, row)), total };
+  const { items, total } = await pageOfEntities(em, Notification, 'x', where, parameters, 'x.id desc', page);
+  return { notifications: items, total };
 }
 
 /** The caller's own notification `id`; anyone else's answers 404, as if it did not exist. */
