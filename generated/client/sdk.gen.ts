@@ -970,15 +970,18 @@ export const listRequests = <ThrowOnError extends boolean = false>(options: Opti
  * Called on the fork (`note` in the path is the fork, usually addressed by its id). Creates a request to the
  * fork's original note with the given page versions of the fork; it is numbered and listed on the original
  * note, so its `index`, `label` and `html_url` refer to the original. It is `opened` (and `active`), or a
- * `draft` when `is_wip` is true. Each page entry is `create` (a page new in the fork) or `update`, with the
- * diff from the fork's base to the proposed version; the request remembers each page's base, so pulling the
+ * `draft` when `is_wip` is true. Each page entry is `create` (a page new in the fork), `update`, or `delete` (a
+ * page of the original the fork deleted, named in `deleted_pages`), with the diff from the fork's base to the
+ * proposed version (to nothing for a deletion); the request remembers each page's base, so pulling the
  * fork later does not change what the request proposes. Managers of the original are notified (`request`).
  * Members and managers of the fork's team only.
  *
  * - 403: the caller may read the fork but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
  * - 422: the note is not a fork or its original has been deleted, or a page version is not a
- * version of one of the fork's pages, or two versions belong to the same page.
+ * version of one of the fork's pages, or two versions belong to the same page, or nothing is proposed
+ * (`invalid_page_version`); a deleted page is not one the fork deleted, or is given twice
+ * (`invalid_deleted_page`).
  *
  */
 export const createRequest = <ThrowOnError extends boolean = false>(options: Options<CreateRequestData, ThrowOnError>): RequestResult<CreateRequestResponses, CreateRequestErrors, ThrowOnError> => (options.client ?? client).post<CreateRequestResponses, CreateRequestErrors, ThrowOnError>({

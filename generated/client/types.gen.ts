@@ -726,9 +726,13 @@ export type RequestPage = {
      */
     note_id: number;
     /**
-     * `create`: the page does not exist in the original note and will be created; `update`: it changes an existing page.
+     * `create`: the page does not exist in the original note and will be created; `update`: it changes an existing
+     * page (an `update` whose page the original has deleted since is a `delete_modify` conflict); `delete` (an
+     * addition to the contract): the fork deleted the page and proposes deleting it from the original (see
+     * `deleted_pages` in createRequest).
+     *
      */
-    type: 'create' | 'update';
+    type: 'create' | 'update' | 'delete';
     /**
      * Team name, note title and page titles, joined by ` / `.
      */
@@ -927,7 +931,8 @@ export type Problem = {
      * | `too_many_tags` | 422 | the issue would have more tags than the limit (100) |
      * | `invalid_redirect_uri` | 422 | an app's redirect URI is not absolute, has a fragment or an unsafe scheme |
      * | `not_a_fork` | 422 | the note is not a fork, or its original has been deleted or cannot be read |
-     * | `invalid_page_version` | 422 | a page version given is not one of the fork's, or two are of the same page |
+     * | `invalid_page_version` | 422 | a page version given is not one of the fork's, or two are of the same page, or a request proposes nothing |
+     * | `invalid_deleted_page` | 422 | a page in `deleted_pages` is not a page of the original that the fork deleted, or is given twice |
      * | `work_in_progress` | 422 | the request is a work in progress (draft): open it before merging |
      * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
      * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
@@ -937,7 +942,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'not_a_fork' | 'invalid_page_version' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -1446,14 +1451,26 @@ export type IssueTagsInput = {
 };
 
 /**
- * Body of `createRequest` (form `page_versions[]`, `is_wip`, `description`). Other top-level fields are ignored.
+ * Body of `createRequest` (form `page_versions[]`, `deleted_pages[]`, `is_wip`, `description`). Other top-level fields
+ * are ignored. At least one page version or deleted page must be given (422 `invalid_page_version` otherwise).
+ *
  */
 export type RequestInput = {
     /**
      * Ids of page history entries of the fork to propose (each page's chosen version; one version per page).
      *
      */
-    page_versions: Array<number>;
+    page_versions?: Array<number>;
+    /**
+     * Addition to the contract: pages to delete from the original, by their id in the original note (`to_note`),
+     * each one a page the fork had copied and has since deleted (the fork remembers what it deleted and the version
+     * it had; a page the fork still has, or never had, answers 422 `invalid_deleted_page`). Each becomes a request
+     * page of `type` `delete`. Merging deletes the original's page (and its sub-pages) where the original did not
+     * change it since the fork's base; otherwise the page is a `delete_modify` conflict, whose `page_id` is the
+     * original's page id.
+     *
+     */
+    deleted_pages?: Array<number>;
     /**
      * True creates the request as a `draft` (work in progress) that cannot be merged until opened.
      */
@@ -1486,7 +1503,9 @@ export type AttachmentUpload = {
  */
 export type MergeConflict = {
     /**
-     * The fork's page (for a request, the page of `from_note`; for a pull, the page of the fork).
+     * The fork's page (for a request, the page of `from_note`; for a pull, the page of the fork); for a request page
+     * of `type` `delete` (the fork has no page any more), the original's page. Page ids are unique across notes.
+     *
      */
     page_id: number;
     kind: 'content' | 'delete_modify' | 'tree';

@@ -7,7 +7,7 @@ import { MergeRequest } from '../../src/modules/requests/merge-request.entity.ts
 import { loadRequestPages, mergeabilityOf } from '../../src/modules/requests/merge-state.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makePage, type Actor } from '../support/factories.ts';
-import { forkNote } from '../support/forks.ts';
+import { contentOfPage, DEPLOY, forkedRunbook, forkNote, latestVersionOf } from '../support/forks.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -21,49 +21,15 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const DEPLOY = '<h1>Deploy</h1>\n<p>Run make deploy from a clean checkout.</p>\n<p>Then check the dashboard.</p>\n';
-
 let counter = 0;
-/** A public note of `up` with two pages, forked by otto into his default team. */
+/** A public note of `up` with two pages, forked by otto into his default team (test/support/forks.ts). */
 async function setup() {
-  counter += 1;
-  const note = await makeNote(app, cast.team, manager.user, { title: `Runbook ${counter}`, slug: `runbook-${counter}` });
-  const deploy = await makePage(app, note, member, { title: 'Deploy', content: DEPLOY });
-  const other = await makePage(app, note, member, { title: 'Other', content: '<p>other</p>' });
-  const fork = await forkNote(app, note, outsider);
-  const copies = await app.em().execute<{ id: number; origin_page_id: number }[]>('select id, origin_page_id from pages where note_id = ?', [fork.id]);
-  const copyOf = (pageId: number) => copies.find((row) => row.origin_page_id === pageId)!.id;
-  const upstreamPath = `/api/v1/up/${note.slug}`;
-  const forkPath = `/api/v1/otto/${fork.id}`;
-  return {
-    note,
-    fork,
-    deploy,
-    other,
-    forkDeploy: copyOf(deploy.id),
-    forkOther: copyOf(other.id),
-    upstreamPath,
-    forkPath,
-    /** Writes the fork's page (as otto) and answers the id of the version written. */
-    async editFork(pageId: number, content: string) {
-      const answer = await outsider.client.put(`${forkPath}/${pageId}`, { json: { page: { content } } });
-      expect(answer.status, answer.text).toBe(200);
-      return latestVersion(pageId);
-    },
-    async editUpstream(pageId: number, content: string) {
-      expect((await member.client.put(`${upstreamPath}/${pageId}`, { json: { page: { content } } })).status).toBe(200);
-    },
-    async request(versions: number[], extra: Record<string, unknown> = {}) {
-      const answer = await outsider.client.post(`${forkPath}/requests`, { json: { page_versions: versions, ...extra } });
-      expect(answer.status, answer.text).toBe(200);
-      return answer.body;
-    },
-  };
+  const runbook = await forkedRunbook(app, cast);
+  counter = runbook.number;
+  return runbook;
 }
-
-const latestVersion = async (pageId: number) =>
-  (await app.em().execute<{ id: number }[]>('select id from page_versions where page_id = ? order by index desc limit 1', [pageId]))[0]!.id;
-const contentOf = async (pageId: number) => (await app.em().execute<{ content: string }[]>('select content from pages where id = ?', [pageId]))[0]!.content;
+const latestVersion = (pageId: number) => latestVersionOf(app, pageId);
+const contentOf = (pageId: number) => contentOfPage(app, pageId);
 const versionCount = async (noteId: number) => Number((await app.em().execute<{ n: string }[]>('select count(*) as n from page_versions where note_id = ?', [noteId]))[0]!.n);
 const notificationsOf = async (requestId: number) =>
   (await app.em().find(Notification, { request: requestId }, { orderBy: { id: 'asc' } })).map((n) => ({ user: n.user.id, from: n.fromUser.id, event: n.event, type: n.type }));
@@ -100,7 +66,7 @@ describe('createRequest', () => {
     const stored = await app.em().findOneOrFail(MergeRequest, body.id, { populate: ['pages'] });
     expect([stored.toNote.id, stored.fromNote.id, stored.index, stored.user.id, stored.status]).toEqual([s.note.id, s.fork.id, 1, outsider.user.id, 'opened']);
     const [page] = stored.pages.getItems();
-    expect([page!.pageVersion.id, page!.fromPage.id, page!.toPage?.id, page!.baseVersion?.id]).toEqual([version, s.forkDeploy, s.deploy.id, await latestVersion(s.deploy.id)]);
+    expect([page!.pageVersion?.id, page!.fromPage?.id, page!.toPage?.id, page!.baseVersion?.id]).toEqual([version, s.forkDeploy, s.deploy.id, await latestVersion(s.deploy.id)]);
     // the managers of the original's team hear of it (mona), members do not
     expect(await notificationsOf(body.id)).toEqual([{ user: manager.user.id, from: outsider.user.id, event: 'request', type: 'request' }]);
     expect(await logsOf(body.id)).toEqual([['request', 'create', outsider.user.id]]);
@@ -130,7 +96,9 @@ describe('createRequest', () => {
     const notTeam = await member.client.post(`${s.forkPath}/requests`, { json: { page_versions: [version] } });
     expect([notTeam.status, notTeam.body.code]).toEqual([403, 'forbidden']);
     const missing = await outsider.client.post(`${s.forkPath}/requests`, { json: {} });
-    expect([missing.status, missing.body.code]).toEqual([400, 'validation_failed']);
+    expect([missing.status, missing.body.code]).toEqual([422, 'invalid_page_version']);
+    const wrongType = await outsider.client.post(`${s.forkPath}/requests`, { json: { page_versions: 'all' } });
+    expect([wrongType.status, wrongType.body.code]).toEqual([400, 'validation_failed']);
     const foreign = await outsider.client.post(`${s.forkPath}/requests`, { json: { page_versions: [await latestVersion(s.deploy.id)] } });
     expect([foreign.status, foreign.body.code, foreign.body.errors]).toEqual([422, 'invalid_page_version', [{ pointer: '/page_versions/0', detail: 'not a version of a page of this fork' }]]);
     const second = await s.editFork(s.forkDeploy, '<p>changed again</p>');

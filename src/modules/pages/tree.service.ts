@@ -3,6 +3,7 @@
 // pass), so tree changes of one note queue and each checks its ancestry against the tree as it really is.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
+import { currentTime } from '../../db/timestamps.ts';
 import { conflict, HttpError, unprocessable } from '../../http/errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
@@ -91,19 +92,42 @@ export async function moveLooksValid(em: EntityManager, page: Page, parentId: nu
   return lineage !== undefined && !lineage.ids.includes(page.id);
 }
 
+/**
+ * In a fork: the pages of the subtree that came from the original, remembered with their base (fork_deletions), so
+ * a request can propose their deletion after the pages and their versions are gone.
+ */
+async function rememberForkDeletions(tx: EntityManager, actor: Actor, pageId: number): Promise<void> {
+  await tx.execute(
+    `insert into fork_deletions (note_id, upstream_page_id, base_version_id, title, user_id, created_at)
+     with recursive subtree (id) as (
+       select ?::int union all select p.id from pages p join subtree on p.parent_id = subtree.id)
+     select p.note_id, p.upstream_page_id, p.base_version_id, p.title, ?, ? from pages p join subtree on subtree.id = p.id
+      where p.upstream_page_id is not null
+     on conflict (note_id, upstream_page_id) do update
+       set base_version_id = excluded.base_version_id, title = excluded.title, user_id = excluded.user_id, created_at = excluded.created_at`,
+    [pageId, actor.id, currentTime()],
+  );
+}
+
 /** Deletes the page and its subtree (foreign keys cascade to versions and comments); the cover moves on if it went. */
 export async function deletePage(em: EntityManager, actor: Actor, note: Note, page: Page): Promise<void> {
   await em.transactional(async (tx) => {
     await lockTree(tx, note.id);
-    await recordEvent(tx, { type: 'page.deleted', actor, note, page });
-    await tx.flush();
-    await tx.execute('delete from pages where id = ?', [page.id]);
-    // the note keeps a cover while it has pages: its first top-level page
-    await tx.execute(
-      `update notes set cover_page_id = (
-         select id from pages where note_id = notes.id and parent_id is null order by position, id limit 1)
-       where id = ? and cover_page_id is null`,
-      [note.id],
-    );
+    await removePage(tx, actor, note, page);
   });
+}
+
+/** As deletePage, inside the caller's transaction, which holds the note's tree lock. */
+export async function removePage(tx: EntityManager, actor: Actor, note: Note, page: Page): Promise<void> {
+  await recordEvent(tx, { type: 'page.deleted', actor, note, page });
+  await tx.flush();
+  if (note.forkedFrom) await rememberForkDeletions(tx, actor, page.id);
+  await tx.execute('delete from pages where id = ?', [page.id]);
+  // the note keeps a cover while it has pages: its first top-level page
+  await tx.execute(
+    `update notes set cover_page_id = (
+       select id from pages where note_id = notes.id and parent_id is null order by position, id limit 1)
+     where id = ? and cover_page_id is null`,
+    [note.id],
+  );
 }

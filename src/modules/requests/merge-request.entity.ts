@@ -41,12 +41,13 @@ export const MergeRequestPageSchema = defineEntity({
     id: p.integer().primary(),
     request: () => p.manyToOne(MergeRequest),
     note: () => p.manyToOne(Note),
-    pageVersion: () => p.manyToOne(PageVersion),
-    fromPage: () => p.manyToOne(Page),
+    // The proposed version and the fork page (null for a `delete`: the fork deleted the page).
+    pageVersion: () => p.manyToOne(PageVersion).nullable(),
+    fromPage: () => p.manyToOne(Page).nullable(),
     toPage: () => p.manyToOne(Page).nullable(),
     // The fork page's base when the request was made (null for a page new in the fork).
     baseVersion: () => p.manyToOne(PageVersion).nullable(),
-    type: p.string().length(16).$type<'create' | 'update'>(),
+    type: p.string().length(16).$type<'create' | 'update' | 'delete'>(),
     path: p.text(),
     diff: p.text().lazy(),
     merged: p.boolean().default(false),

@@ -13,11 +13,12 @@ export type RequestPageRow = {
   id: number;
   request_id: number;
   note_id: number;
-  page_version_id: number;
-  from_page_id: number;
+  /** The proposed version and the fork's page; null for a `delete` (the fork deleted the page). */
+  page_version_id: number | null;
+  from_page_id: number | null;
   to_page_id: number | null;
   base_version_id: number | null;
-  type: 'create' | 'update';
+  type: 'create' | 'update' | 'delete';
   path: string;
   diff: string;
   merged: boolean;
@@ -39,7 +40,12 @@ export type RequestPageRow = {
   b_parent: number | null;
   f_parent: number | null;
   f_parent_origin: number | null;
+  /** For a `delete` whose original page is there: its sub-pages this request does not delete too. */
+  u_kept_children: number | string | null;
 };
+
+/** The page a request page's conflicts and resolutions name: the fork's page, or the original's for a `delete`. */
+export const conflictPageId = (row: RequestPageRow): number => row.from_page_id ?? row.to_page_id ?? 0;
 
 /** Most bytes of page content a list of requests loads to compute merges (read the request itself for the rest). */
 export const LIST_CONTENT_BYTES = 8 * 1024 * 1024;
@@ -62,12 +68,15 @@ export async function loadRequestPages(
             case when r.status in ('draft', 'opened') then b.title end as b_title,
             case when r.status in ('draft', 'opened') then u.title end as u_title,
             case when r.status in ('draft', 'opened')
-                 then octet_length(f.content) + coalesce(octet_length(b.content), 0) + coalesce(octet_length(u.content), 0) else 0 end as bytes,
+                 then coalesce(octet_length(f.content), 0) + coalesce(octet_length(b.content), 0) + coalesce(octet_length(u.content), 0) else 0 end as bytes,
             u.lock_version as u_lock, u.parent_id as u_parent,
-            fp.base_parent_id as b_parent, fp.parent_id as f_parent, fpp.origin_page_id as f_parent_origin
+            fp.base_parent_id as b_parent, fp.parent_id as f_parent, fpp.origin_page_id as f_parent_origin,
+            case when rp.type = 'delete' and u.id is not null and r.status in ('draft', 'opened') then (
+              select count(*) from pages c where c.parent_id = u.id and not exists (
+                select 1 from request_pages d where d.request_id = rp.request_id and d.type = 'delete' and d.to_page_id = c.id)) end as u_kept_children
        from request_pages rp
        join requests r on r.id = rp.request_id
-       join page_versions f on f.id = rp.page_version_id
+       left join page_versions f on f.id = rp.page_version_id
        left join page_versions b on b.id = rp.base_version_id
        left join pages u on u.id = rp.to_page_id
        left join pages fp on fp.id = rp.from_page_id
@@ -84,10 +93,10 @@ export async function loadRequestPages(
     return true;
   });
   if (loading.length === 0) return rows;
-  const contents = await em.execute<{ id: number; f_content: string; b_content: string | null; u_content: string | null }[]>(
+  const contents = await em.execute<{ id: number; f_content: string | null; b_content: string | null; u_content: string | null }[]>(
     `select rp.id, f.content as f_content, b.content as b_content, u.content as u_content
        from request_pages rp
-       join page_versions f on f.id = rp.page_version_id
+       left join page_versions f on f.id = rp.page_version_id
        left join page_versions b on b.id = rp.base_version_id
        left join pages u on u.id = rp.to_page_id
       where rp.id = any(?::int[])`,
@@ -149,14 +158,34 @@ const keyOf = (row: RequestPageRow): string =>
 function shapeOf(row: RequestPageRow) {
   const sides = sidesOf(row);
   const parents = parentsOf(row);
-  const tree = parents && mergeParent(row.from_page_id, parents.base, parents.ours, parents.theirs);
+  const tree = parents && mergeParent(conflictPageId(row), parents.base, parents.ours, parents.theirs);
   return { sides, tree, classification: classify(sides.base, sides.ours, sides.theirs) };
+}
+
+/**
+ * A deletion the merge would make (the original did not change the page) is still a `delete_modify` conflict while
+ * the original's page has sub-pages the request does not delete: deleting it would take them along unasked.
+ * `theirs` deletes the page with them, `ours` (or final content) keeps it.
+ */
+function keepSubPages(row: RequestPageRow, merge: PageMerge): PageMerge {
+  if (row.type !== 'delete' || merge.status !== 'clean' || merge.result !== null || !Number(row.u_kept_children)) return merge;
+  const ours = sidesOf(row).ours;
+  if (ours === null) return merge;
+  return {
+    status: 'conflict',
+    conflict: {
+      page_id: conflictPageId(row),
+      kind: 'delete_modify',
+      regions: [{ base: row.b_content ?? '', ours: ours.content, theirs: '' }],
+    },
+    resolve: (resolution) => (resolution === 'theirs' ? null : resolution === 'ours' ? ours : { title: ours.title, content: resolution.content }),
+  };
 }
 
 /** The classification and merge of one open request page (ours: the original, theirs: the fork), for a write. */
 export function pageState(row: RequestPageRow, budget: Budget = budgetOf()): PageState {
   const { sides, tree, classification } = shapeOf(row);
-  const merge = mergePage(row.from_page_id, sides.base, sides.ours, sides.theirs, budget);
+  const merge = keepSubPages(row, mergePage(conflictPageId(row), sides.base, sides.ours, sides.theirs, budget));
   const state = { classification, merge, tree };
   remember(keyOf(row), state);
   return state;
@@ -177,7 +206,7 @@ export function readPageState(row: RequestPageRow, budget: Budget): ReadPageStat
   }
   const { sides, tree, classification } = shapeOf(row);
   if (classification === 'diverged' && size(sides.base) + size(sides.ours) + size(sides.theirs) > INLINE_MERGE_BYTES) {
-    mergeInBackground(key, row.from_page_id, sides, (merge) => remember(key, { classification, merge, tree }));
+    mergeInBackground(key, conflictPageId(row), sides, (merge) => remember(key, { classification, merge, tree }));
     return { classification, merge: { status: 'unknown', reason: 'the merge is being computed; read the request again in a moment' }, tree };
   }
   return pageState(row, budget);

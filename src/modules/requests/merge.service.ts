@@ -11,13 +11,13 @@ import { conflict, HttpError, unprocessable, type FieldError } from '../../http/
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import type { Page } from '../pages/page.entity.ts';
-import { createPage, lockTree, movePage } from '../pages/tree.service.ts';
+import { createPage, lockTree, movePage, removePage } from '../pages/tree.service.ts';
 import { lockPage, recordVersion, touch } from '../pages/versions.writer.ts';
 import { User } from '../users/user.entity.ts';
 import { budgetOf } from './merge/merge3.ts';
 import type { PageConflict, Resolution, Side } from './merge/pages.ts';
 import { MergeRequest } from './merge-request.entity.ts';
-import { loadRequestPages, pageState, sidesOf, type RequestPageRow } from './merge-state.ts';
+import { conflictPageId, loadRequestPages, pageState, sidesOf, type RequestPageRow } from './merge-state.ts';
 
 export type ResolutionInput = { page_id: number; take?: 'ours' | 'theirs' | null | undefined; content?: string | null | undefined };
 export type MergeOptions = { expectedHeadVersions?: readonly number[] | null | undefined; resolutions?: readonly ResolutionInput[] | null | undefined };
@@ -52,15 +52,16 @@ function mergeAll(rows: readonly RequestPageRow[], resolutions: Map<number, Reso
   const merged: Merged[] = [];
   for (const row of rows) {
     const { merge, tree } = pageState(row, budget);
-    const resolution = resolutions.get(row.from_page_id);
+    const resolution = resolutions.get(conflictPageId(row));
     let result: Side | undefined;
     if (merge.status === 'clean') result = merge.result;
     else if (merge.status === 'conflict') {
       if (resolution) result = merge.resolve(resolution);
       else conflicts.push(merge.conflict);
     } else if (resolution && typeof resolution !== 'string') {
-      result = { title: sidesOf(row).theirs!.title, content: resolution.content };
-    } else bounded.push({ pageId: row.from_page_id, reason: merge.reason });
+      const { theirs, ours } = sidesOf(row);
+      result = { title: (theirs ?? ours)?.title ?? '', content: resolution.content };
+    } else bounded.push({ pageId: conflictPageId(row), reason: merge.reason });
     let parent: string | undefined;
     if (tree?.status === 'clean') parent = tree.parent;
     else if (tree?.status === 'conflict') {
@@ -76,10 +77,12 @@ function mergeAll(rows: readonly RequestPageRow[], resolutions: Map<number, Reso
 
 /** 409 `version_conflict` when a carried fork page has a newer version than the caller saw. */
 async function checkHeads(tx: EntityManager, rows: readonly RequestPageRow[], expected: readonly number[]): Promise<void> {
+  const forkPageIds = rows.flatMap((row) => (row.from_page_id === null ? [] : [row.from_page_id]));
+  if (forkPageIds.length === 0) return;
   const heads = await tx.execute<{ page_id: number; id: number }[]>(
     `select p.id as page_id, v.id from pages p join page_versions v on v.page_id = p.id and v.index = p.version_sequence
       where p.id = any(?::int[])`,
-    [`{${rows.map((row) => row.from_page_id).join(',')}}`],
+    [`{${forkPageIds.join(',')}}`],
   );
   const seen = new Set(expected);
   const moved = heads.filter((head) => !seen.has(head.id));
@@ -120,15 +123,20 @@ export async function mergeRequest(
     const forkPages = new Map((await tx.execute<ForkPage[]>(
       `select p.id, p.title, p.content, p.position, p.parent_id, parent.origin_page_id as parent_origin
          from pages p left join pages parent on parent.id = p.parent_id where p.id = any(?::int[])`,
-      [`{${rows.map((row) => row.from_page_id).join(',')}}`],
+      [`{${rows.flatMap((row) => (row.from_page_id === null ? [] : [row.from_page_id])).join(',')}}`],
     )).map((page) => [page.id, page]));
     const origin = { requestId: locked.id };
     const landed = new Map<number, number>(); // fork page -> original page
     // pages of the original that are there: a new version where the merge changed them
+    const deleting: Page[] = [];
     for (const { row, result } of merged) {
       const page = row.to_page_id === null ? undefined : upstream.get(row.to_page_id);
-      if (!page || result === null) continue;
-      landed.set(row.from_page_id, page.id);
+      if (!page) continue;
+      if (result === null) {
+        if (row.type === 'delete') deleting.push(page);
+        continue;
+      }
+      if (row.from_page_id !== null) landed.set(row.from_page_id, page.id);
       if (page.title === result.title && page.content === result.content) continue;
       const previous = page.content;
       page.title = result.title;
@@ -137,16 +145,16 @@ export async function mergeRequest(
       touch(page);
     }
     // pages new in the fork (or gone from the original and kept): created, parents first
-    let pending = merged.filter(({ row, result }) => result !== null && (row.to_page_id === null || !upstream.has(row.to_page_id)));
+    let pending = merged.filter(({ row, result }) => result !== null && row.type !== 'delete' && (row.to_page_id === null || !upstream.has(row.to_page_id)));
     while (pending.length > 0) {
-      const waiting = new Set(pending.map(({ row }) => row.from_page_id));
-      const ready = pending.filter(({ row }) => !waiting.has(forkPages.get(row.from_page_id)?.parent_id ?? -1));
+      const waiting = new Set(pending.map(({ row }) => forkPageId(row)));
+      const ready = pending.filter(({ row }) => !waiting.has(forkPages.get(forkPageId(row))?.parent_id ?? -1));
       for (const { row, result } of ready.length > 0 ? ready : pending) {
-        const forkPage = forkPages.get(row.from_page_id);
+        const forkPage = forkPages.get(forkPageId(row));
         const parent = forkPage?.parent_id == null ? null : (landed.get(forkPage.parent_id) ?? forkPage.parent_origin);
         const page = await createPage(tx, actor, note, { title: result!.title, content: result!.content, parent }, limits);
         await tx.execute('update page_versions set request_id = ?, from_version_id = ? where page_id = ?', [locked.id, row.page_version_id, page.id]);
-        landed.set(row.from_page_id, page.id);
+        landed.set(forkPageId(row), page.id);
       }
       const done = new Set((ready.length > 0 ? ready : pending).map(({ row }) => row.id));
       pending = pending.filter(({ row }) => !done.has(row.id));
@@ -161,12 +169,15 @@ export async function mergeRequest(
       await movePage(tx, page, target, limits, false);
       touch(page);
     }
+    // pages the fork deleted and the original did not change: deleted, sub-pages first (a page's subtree goes with
+    // it; one with sub-pages the request does not delete was a conflict above unless resolved `theirs`)
+    for (const page of deepestFirst(deleting)) await removePage(tx, actor, note, page);
     await tx.flush();
     await moveForkBases(tx, merged, forkPages, landed);
     await tx.execute(
       `update request_pages rp set merged = true, to_page_id = coalesce(x.to_page, rp.to_page_id)
          from unnest(?::int[], ?::int[]) as x (id, to_page) where rp.id = x.id`,
-      [`{${rows.map((row) => row.id).join(',')}}`, `{${rows.map((row) => landed.get(row.from_page_id) ?? 'NULL').join(',')}}`],
+      [`{${rows.map((row) => row.id).join(',')}}`, `{${rows.map((row) => (row.from_page_id === null ? undefined : landed.get(row.from_page_id)) ?? 'NULL').join(',')}}`],
     );
     locked.status = 'merged';
     locked.isWip = false;
@@ -176,6 +187,22 @@ export async function mergeRequest(
   });
 }
 
+/** The fork page of a request page that has one (every type but `delete`). */
+function forkPageId(row: RequestPageRow): number {
+  if (row.from_page_id === null) throw new Error(`request page ${row.id} (${row.type}) has no fork page`);
+  return row.from_page_id;
+}
+
+/** The pages given, each after those of them below it. */
+function deepestFirst(pages: readonly Page[]): Page[] {
+  const byId = new Map(pages.map((page) => [page.id, page]));
+  const depth = (page: Page): number => {
+    const parent = page.parent === null || page.parent === undefined ? undefined : byId.get(page.parent.id);
+    return parent ? 1 + depth(parent) : 0;
+  };
+  return [...pages].sort((a, b) => depth(b) - depth(a));
+}
+
 /**
  * A fork page whose content is now the original's (the merged result) takes the original's latest version as its
  * base (and, for a page new in the fork, the new page as its origin); one that differs keeps its base, so a pull
@@ -183,8 +210,8 @@ export async function mergeRequest(
  */
 async function moveForkBases(tx: EntityManager, merged: readonly Merged[], forkPages: Map<number, ForkPage>, landed: Map<number, number>): Promise<void> {
   const moving = merged.filter(({ row, result }) => {
-    const forkPage = forkPages.get(row.from_page_id);
-    return result !== null && landed.has(row.from_page_id) && forkPage?.title === result.title && forkPage.content === result.content;
+    const forkPage = row.from_page_id === null ? undefined : forkPages.get(row.from_page_id);
+    return result !== null && forkPage !== undefined && landed.has(forkPage.id) && forkPage.title === result.title && forkPage.content === result.content;
   });
   if (moving.length === 0) return;
   await tx.execute(
@@ -193,6 +220,6 @@ async function moveForkBases(tx: EntityManager, merged: readonly Merged[], forkP
        join pages o on o.id = x.origin
        join page_versions latest on latest.page_id = o.id and latest.index = o.version_sequence
       where p.id = x.id`,
-    [`{${moving.map(({ row }) => row.from_page_id).join(',')}}`, `{${moving.map(({ row }) => landed.get(row.from_page_id)!).join(',')}}`],
+    [`{${moving.map(({ row }) => forkPageId(row)).join(',')}}`, `{${moving.map(({ row }) => landed.get(forkPageId(row))!).join(',')}}`],
   );
 }

@@ -20,6 +20,7 @@ type ProposedVersion = {
   title: string;
   content: string;
   origin_page_id: number | null;
+  upstream_page_id: number | null;
   base_version_id: number | null;
   base_content: string | null;
 };
@@ -27,7 +28,7 @@ type ProposedVersion = {
 /** The versions given, each of a page of the fork, at most one per page (422 otherwise), in the order given. */
 async function proposedVersions(em: EntityManager, fork: Note, versionIds: readonly number[]): Promise<ProposedVersion[]> {
   const rows = await em.execute<ProposedVersion[]>(
-    `select v.id, v.page_id, p.note_id, v.title, v.content, p.origin_page_id, p.base_version_id, b.content as base_content
+    `select v.id, v.page_id, p.note_id, v.title, v.content, p.origin_page_id, p.upstream_page_id, p.base_version_id, b.content as base_content
        from page_versions v join pages p on p.id = v.page_id left join page_versions b on b.id = p.base_version_id
       where v.id = any(?::int[])`,
     [`{${versionIds.join(',')}}`],
@@ -63,13 +64,63 @@ async function ancestorTitles(em: EntityManager, pageIds: readonly number[]): Pr
   return titles;
 }
 
-export type RequestFields = { page_versions: number[]; is_wip?: boolean | null | undefined; description?: string | null | undefined };
+type ProposedDeletion = {
+  upstream_page_id: number;
+  base_version_id: number | null;
+  title: string;
+  base_content: string | null;
+  /** The original's page, while it is there. */
+  to_page_id: number | null;
+};
+
+/**
+ * The pages of the original given, each one the fork copied and has since deleted (fork_deletions) and does not
+ * have again; once each (422 `invalid_deleted_page` otherwise), in the order given.
+ */
+async function proposedDeletions(em: EntityManager, fork: Note, original: Note, pageIds: readonly number[]): Promise<ProposedDeletion[]> {
+  if (pageIds.length === 0) return [];
+  const rows = await em.execute<ProposedDeletion[]>(
+    `select d.upstream_page_id, d.base_version_id, d.title, b.content as base_content, u.id as to_page_id
+       from fork_deletions d
+       left join page_versions b on b.id = d.base_version_id
+       left join pages u on u.id = d.upstream_page_id and u.note_id = ?
+      where d.note_id = ? and d.upstream_page_id = any(?::int[])
+        and not exists (select 1 from pages fp where fp.note_id = d.note_id and fp.upstream_page_id = d.upstream_page_id)`,
+    [original.id, fork.id, `{${pageIds.join(',')}}`],
+  );
+  const byId = new Map(rows.map((row) => [row.upstream_page_id, row]));
+  const seen = new Set<number>();
+  return pageIds.map((id, i) => {
+    const row = byId.get(id);
+    const pointer = `/deleted_pages/${i}`;
+    if (!row) {
+      throw unprocessable('invalid_deleted_page', `${id} is not a page of the original that this fork deleted`, [{ pointer, detail: 'not a page of the original that this fork deleted' }]);
+    }
+    if (seen.has(id)) throw unprocessable('invalid_deleted_page', `page ${id} was given twice`, [{ pointer, detail: 'each page once' }]);
+    seen.add(id);
+    return row;
+  });
+}
+
+export type RequestFields = {
+  page_versions?: number[] | null | undefined;
+  deleted_pages?: number[] | null | undefined;
+  is_wip?: boolean | null | undefined;
+  description?: string | null | undefined;
+};
 
 /** A request from the fork to its original, numbered on the original (per-note gapless index). */
 export async function createRequest(em: EntityManager, actor: Actor, fork: Note, original: Note, originalTeam: Team, fields: RequestFields): Promise<MergeRequest> {
   return em.transactional(async (tx) => {
-    const versions = await proposedVersions(tx, fork, fields.page_versions);
-    const ancestors = await ancestorTitles(tx, versions.map((version) => version.page_id));
+    const versions = await proposedVersions(tx, fork, fields.page_versions ?? []);
+    const deletions = await proposedDeletions(tx, fork, original, fields.deleted_pages ?? []);
+    if (versions.length + deletions.length === 0) {
+      throw unprocessable('invalid_page_version', 'the request proposes nothing: give page_versions or deleted_pages', [{ pointer: '/page_versions', detail: 'at least one page version or deleted page' }]);
+    }
+    const ancestors = await ancestorTitles(tx, [
+      ...versions.map((version) => version.page_id),
+      ...deletions.flatMap((deletion) => (deletion.to_page_id === null ? [] : [deletion.to_page_id])),
+    ]);
     const index = await nextNoteIndex(tx, original.id, 'request');
     const isWip = fields.is_wip === true;
     const request = tx.create(MergeRequest, {
@@ -84,17 +135,36 @@ export async function createRequest(em: EntityManager, actor: Actor, fork: Note,
       mergedAt: null,
       mergedBy: null,
     });
+    const pathOf = (pageId: number | null, title: string) =>
+      [originalTeam.name, original.title, ...((pageId !== null && ancestors.get(pageId)) || []), title].join(' / ');
     for (const version of versions) {
+      // a page that came from the original is an `update`, also when the original has deleted it since (its
+      // `upstream_page_id` outlives the page): a `delete_modify` conflict, not a page new in the fork
+      const fromOriginal = version.upstream_page_id !== null;
       tx.create(MergeRequestPage, {
         request,
         note: fork.id,
         pageVersion: version.id,
         fromPage: version.page_id,
         toPage: version.origin_page_id,
-        baseVersion: version.origin_page_id === null ? null : version.base_version_id,
-        type: version.origin_page_id === null ? 'create' : 'update',
-        path: [originalTeam.name, original.title, ...(ancestors.get(version.page_id) ?? []), version.title].join(' / '),
-        diff: renderDiff(version.origin_page_id === null ? '' : (version.base_content ?? ''), version.content).html,
+        baseVersion: fromOriginal ? version.base_version_id : null,
+        type: fromOriginal ? 'update' : 'create',
+        path: pathOf(version.page_id, version.title),
+        diff: renderDiff(fromOriginal ? (version.base_content ?? '') : '', version.content).html,
+        merged: false,
+      });
+    }
+    for (const deletion of deletions) {
+      tx.create(MergeRequestPage, {
+        request,
+        note: fork.id,
+        pageVersion: null,
+        fromPage: null,
+        toPage: deletion.to_page_id,
+        baseVersion: deletion.base_version_id,
+        type: 'delete',
+        path: pathOf(deletion.to_page_id, deletion.title),
+        diff: renderDiff(deletion.base_content ?? '', '').html,
         merged: false,
       });
     }
