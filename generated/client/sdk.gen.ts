@@ -234,7 +234,11 @@ export const createFork = <ThrowOnError extends boolean = false>(options: Option
  * only the fork changed stays; each changed page gets a new version in the fork, and every page's base moves to
  * the original's latest version. Conflicts that remain need a `resolutions` entry (`ours` is the fork,
  * `theirs` the original), else the answer is 409 `merge_conflict` listing them (`conflicts`) and nothing is
- * applied. Pages created in the original since are not added (yet). `pulled_at` becomes now. Members and
+ * applied. Pages created in the original since the last pull are copied in (not those the fork deleted).
+ * Deletions: a page the original deleted is deleted from the fork where the fork page has no version of its own
+ * since it was copied, else it is a `delete_modify` conflict (`theirs` deletes it, `ours` keeps it as the
+ * fork's own page); a page the fork deleted that the original changed since is a `delete_modify` conflict named
+ * by the original's page id (`theirs` copies it back in, `ours` keeps it deleted). `pulled_at` becomes now. Members and
  * managers of the fork's team only. Body optional (`resolutions`). The answer is the fork, with `user_id`,
  * `pulled_at` and `forked`. An addition to the original contract.
  *

@@ -158,3 +158,53 @@ describe('a proposed page the original deleted since the fork\'s base', () => {
     expect(pages.map((page) => page.content)).toEqual(['<p>other</p>', DEPLOY.replace('clean checkout', 'tagged release')]);
   });
 });
+
+describe('pulling deletions', () => {
+  const checks = async () => (await outsider.client.get('/api/v1/checks', { query: { type: 'pull' } })).body.map((note: { id: number }) => note.id);
+  const pageView = async (s: { forkPath: string }, pageId: number) => (await outsider.client.get(`${s.forkPath}/${pageId}`)).body;
+
+  it('a page the original deleted goes from the fork too where the fork never changed it; an edited one asks', async () => {
+    const s = await forkedRunbook(app, cast);
+    const edited = await s.editFork(s.forkOther, '<p>other, edited in the fork</p>');
+    expect(edited).toBeGreaterThan(0);
+    expect(await checks()).not.toContain(s.fork.id);
+    for (const id of [s.deploy.id, s.other.id]) expect((await member.client.delete(`${s.upstreamPath}/${id}`)).status).toBe(204);
+    expect(await checks()).toContain(s.fork.id);
+    expect((await pageView(s, s.forkOther)).note.can_pull).toBe(true);
+
+    const refused = await outsider.client.post(`${s.forkPath}/pull`);
+    expect([refused.status, refused.body.code]).toEqual([409, 'merge_conflict']);
+    expect(refused.body.conflicts).toEqual([{ page_id: s.forkOther, kind: 'delete_modify', regions: [{ base: '', ours: '<p>other, edited in the fork</p>', theirs: '' }] }]);
+    expect(await pageIds(s.fork.id)).toEqual([s.forkDeploy, s.forkOther]);
+
+    const kept = await outsider.client.post(`${s.forkPath}/pull`, { json: { resolutions: [{ page_id: s.forkOther, take: 'ours' }] } });
+    expect(kept.status, kept.text).toBe(200);
+    expect(await pageIds(s.fork.id)).toEqual([s.forkOther]);
+    expect(await contentOfPage(app, s.forkOther)).toBe('<p>other, edited in the fork</p>');
+    expect(await checks()).not.toContain(s.fork.id);
+    expect((await outsider.client.post(`${s.forkPath}/pull`)).status).toBe(200);
+    expect(await pageIds(s.fork.id)).toEqual([s.forkOther]);
+  });
+
+  it('a page the fork deleted and the original changed since asks: `theirs` brings it back, `ours` keeps it deleted', async () => {
+    const s = await forkWithoutDeploy();
+    expect(await checks()).not.toContain(s.fork.id);
+    await s.editUpstream(s.deploy.id, '<p>changed upstream</p>');
+    expect(await checks()).toContain(s.fork.id);
+    const refused = await outsider.client.post(`${s.forkPath}/pull`);
+    expect([refused.status, refused.body.code]).toEqual([409, 'merge_conflict']);
+    expect(refused.body.conflicts).toEqual([{ page_id: s.deploy.id, kind: 'delete_modify', regions: [{ base: DEPLOY, ours: '', theirs: '<p>changed upstream</p>' }] }]);
+
+    const kept = await outsider.client.post(`${s.forkPath}/pull`, { json: { resolutions: [{ page_id: s.deploy.id, take: 'ours' }] } });
+    expect(kept.status, kept.text).toBe(200);
+    expect(await pageIds(s.fork.id)).toEqual([s.forkOther]);
+    expect(await checks()).not.toContain(s.fork.id);
+
+    await s.editUpstream(s.deploy.id, '<p>changed upstream again</p>');
+    const back = await outsider.client.post(`${s.forkPath}/pull`, { json: { resolutions: [{ page_id: s.deploy.id, take: 'theirs' }] } });
+    expect(back.status, back.text).toBe(200);
+    const pages = await app.em().execute<{ content: string; origin_page_id: number }[]>('select content, origin_page_id from pages where note_id = ? order by id', [s.fork.id]);
+    expect(pages).toEqual([{ content: '<p>other</p>', origin_page_id: s.other.id }, { content: '<p>changed upstream again</p>', origin_page_id: s.deploy.id }]);
+    expect(await checks()).not.toContain(s.fork.id);
+  });
+});

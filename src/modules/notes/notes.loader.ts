@@ -15,21 +15,29 @@ export const recentFirst = { updatedAt: 'desc', id: 'desc' } as const;
 /** Forks (of those given) whose original has a page version the fork has not taken in yet. */
 /**
  * SQL condition: the original (`originalId`, an SQL expression) has a change the fork (`fork`, a table alias) has not
- * pulled: a page the fork has whose latest version is not that fork page's base, or a page created in the original
- * since the fork's last pull that the fork lacks (what pullFork copies in). A page the fork deleted on purpose, and
- * that did not change since, counts for nothing: pulling would not bring it back.
+ * pulled: a page the fork has whose latest version is not that fork page's base, a page created in the original
+ * since the fork's last pull that the fork lacks (what pullFork copies in), a page the fork deleted that the
+ * original changed since (a `delete_modify` to resolve), or a fork page whose original page was deleted (pulling
+ * deletes it, or asks). A page the fork deleted on purpose, and that did not change since, counts for nothing.
  */
 export function originalChangedSql(fork: string, originalId: string): string {
-  return `exists (
+  return `(exists (
     select 1 from pages original_page
       join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
      where original_page.note_id = ${originalId}
        and (exists (select 1 from pages fork_page
                      where fork_page.note_id = ${fork}.id and fork_page.origin_page_id = original_page.id
                        and fork_page.base_version_id is distinct from latest.id)
+            or exists (select 1 from fork_deletions deleted
+                        where deleted.note_id = ${fork}.id and deleted.upstream_page_id = original_page.id
+                          and deleted.base_version_id is distinct from latest.id)
             or (original_page.created_at >= coalesce(${fork}.pulled_at, ${fork}.created_at)
                 and not exists (select 1 from pages fork_page
-                                 where fork_page.note_id = ${fork}.id and fork_page.origin_page_id = original_page.id))))`;
+                                 where fork_page.note_id = ${fork}.id and fork_page.origin_page_id = original_page.id)
+                and not exists (select 1 from fork_deletions deleted
+                                 where deleted.note_id = ${fork}.id and deleted.upstream_page_id = original_page.id))))
+    or exists (select 1 from pages fork_page
+                where fork_page.note_id = ${fork}.id and fork_page.upstream_page_id is not null and fork_page.origin_page_id is null))`;
 }
 
 async function forksThatCanPull(em: EntityManager, forkIds: readonly number[]): Promise<Set<number>> {

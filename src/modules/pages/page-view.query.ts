@@ -7,6 +7,7 @@ import { jsonColumns, preparedQuery } from '../../db/rows.ts';
 import { shared } from '../../http/json.ts';
 import { can } from '../access/policy.ts';
 import { Note } from '../notes/note.entity.ts';
+import { originalChangedSql } from '../notes/notes.loader.ts';
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
 import type { Reader } from '../../http/handler.ts';
 import { Team } from '../teams/team.entity.ts';
@@ -37,14 +38,9 @@ function statement(em: EntityManager): string {
           from pages c where c.parent_id = $1) as "children",
        case when o.id is null then null else ${jsonColumns(em, Note, 'o')} end as "original",
        case when ot.id is null then null else ${jsonColumns(em, Team, 'ot')} end as "original_team",
-       o.id is not null and exists (
-         select 1 from pages original_page
-           join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
-          where original_page.note_id = o.id
-            and not exists (select 1 from pages fork_page
-                             where fork_page.note_id = $2 and fork_page.origin_page_id = original_page.id
-                               and fork_page.base_version_id = latest.id)) as "pullable"
+       o.id is not null and ${originalChangedSql('fork', 'o.id')} as "pullable"
      from (select 1) one
+     left join notes fork on fork.id = $2
      left join notes o on o.id = $3
      left join teams ot on ot.id = o.team_id`;
 }

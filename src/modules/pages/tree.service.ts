@@ -93,7 +93,7 @@ export async function moveLooksValid(em: EntityManager, page: Page, parentId: nu
 }
 
 /**
- * In a fork: the pages of the subtree that came from the original, remembered with their base (fork_deletions), so
+ * In a fork: the pages of the subtree that came from the original (still there), remembered with their base (fork_deletions), so
  * a request can propose their deletion after the pages and their versions are gone.
  */
 async function rememberForkDeletions(tx: EntityManager, actor: Actor, pageId: number): Promise<void> {
@@ -102,7 +102,7 @@ async function rememberForkDeletions(tx: EntityManager, actor: Actor, pageId: nu
      with recursive subtree (id) as (
        select ?::int union all select p.id from pages p join subtree on p.parent_id = subtree.id)
      select p.note_id, p.upstream_page_id, p.base_version_id, p.title, ?, ? from pages p join subtree on subtree.id = p.id
-      where p.upstream_page_id is not null
+      where p.origin_page_id is not null
      on conflict (note_id, upstream_page_id) do update
        set base_version_id = excluded.base_version_id, title = excluded.title, user_id = excluded.user_id, created_at = excluded.created_at`,
     [pageId, actor.id, currentTime()],

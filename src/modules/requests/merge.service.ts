@@ -194,7 +194,7 @@ function forkPageId(row: RequestPageRow): number {
 }
 
 /** The pages given, each after those of them below it. */
-function deepestFirst(pages: readonly Page[]): Page[] {
+export function deepestFirst(pages: readonly Page[]): Page[] {
   const byId = new Map(pages.map((page) => [page.id, page]));
   const depth = (page: Page): number => {
     const parent = page.parent === null || page.parent === undefined ? undefined : byId.get(page.parent.id);

@@ -9,11 +9,12 @@ import { currentTime } from '../../db/timestamps.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
-import { lockTree, movePage } from '../pages/tree.service.ts';
+import { lockTree, movePage, removePage } from '../pages/tree.service.ts';
 import { recordVersion, touch } from '../pages/versions.writer.ts';
 import { budgetOf } from './merge/merge3.ts';
 import { mergePage, mergeParent, type PageConflict, type PageText, type ParentKey, type Resolution } from './merge/pages.ts';
-import { mergeConflict } from './merge.service.ts';
+import { deepestFirst, mergeConflict } from './merge.service.ts';
+import { confirmDeletions, planDeletions } from './pull-deletions.ts';
 
 type PullRow = {
   id: number;
@@ -87,6 +88,7 @@ export async function pullFork(em: EntityManager, actor: Actor, fork: Note, orig
       const outcome = mergeRow(row, resolutions.get(row.id), budget, conflicts, bounded);
       if (outcome.content || outcome.parent !== undefined) outcomes.set(row.id, outcome);
     }
+    const deletions = await planDeletions(tx, fork.id, resolutions, conflicts);
     if (conflicts.length > 0 || bounded.length > 0) mergeConflict(conflicts, bounded);
 
     const changing = outcomes.size === 0 ? [] : await tx.find(Page, { id: { $in: [...outcomes.keys()] } });
@@ -118,9 +120,22 @@ export async function pullFork(em: EntityManager, actor: Actor, fork: Note, orig
         ],
       );
     }
-    const added = await copyNewPages(tx, fork, original, lastPulled);
-    await recordEvent(tx, { type: 'fork.pulled', actor, note: fork, original, pages: changing.length + added });
-    return changing.length + added;
+    // deletions: fork pages whose original page is gone, and pages the fork deleted that the original changed
+    const removing = deletions.remove.length === 0 ? [] : await tx.find(Page, { id: { $in: deletions.remove } });
+    for (const page of deepestFirst(removing)) await removePage(tx, actor, fork, page);
+    const rewritten = deletions.detach.filter((page) => page.content !== undefined);
+    for (const page of rewritten.length === 0 ? [] : await tx.find(Page, { id: { $in: rewritten.map((row) => row.id) } })) {
+      const previous = page.content;
+      page.content = rewritten.find((row) => row.id === page.id)!.content!;
+      if (page.content !== previous) recordVersion(tx, page, actor, previous);
+      touch(page);
+    }
+    await tx.flush();
+    await confirmDeletions(tx, fork.id, deletions);
+    const added = await copyIn(tx, fork, original, { since: lastPulled }) + await copyIn(tx, fork, original, { ids: deletions.restore });
+    const count = changing.length + added + removing.length + rewritten.length;
+    await recordEvent(tx, { type: 'fork.pulled', actor, note: fork, original, pages: count });
+    return count;
   });
 }
 
@@ -134,18 +149,25 @@ async function copiesOf(tx: EntityManager, forkId: number, originalIds: number[]
   return new Map(rows.map((row) => [row.origin_page_id, row.id]));
 }
 
-/** Pages created in the original since the fork last pulled (and not in the fork): copied in, set-based. */
-async function copyNewPages(tx: EntityManager, fork: Note, original: Note, since: Date): Promise<number> {
+/**
+ * Pages of the original the fork lacks, copied in set-based: those created since the fork last pulled (`since`;
+ * not those the fork deleted on purpose), or the ones given (`ids`: deleted in the fork, taken back by a pull).
+ */
+async function copyIn(tx: EntityManager, fork: Note, original: Note, which: { since: Date } | { ids: number[] }): Promise<number> {
+  if ('ids' in which && which.ids.length === 0) return 0;
   const now = currentTime();
+  const [condition, parameters] = 'since' in which
+    ? ['u.created_at >= ? and not exists (select 1 from fork_deletions d where d.note_id = ? and d.upstream_page_id = u.id)', [which.since, fork.id]]
+    : ['u.id = any(?::int[])', [`{${which.ids.join(',')}}`]];
   const added = await tx.execute<{ id: number }[]>(
     `insert into pages (note_id, parent_id, position, title, content, lock_version, version_sequence, origin_page_id, base_version_id, base_parent_id, created_at, updated_at)
      select ?, null, u.position, u.title, u.content, 1, 0, u.id, latest.id, u.parent_id, ?, ?
        from pages u join page_versions latest on latest.page_id = u.id and latest.index = u.version_sequence
-      where u.note_id = ? and u.created_at >= ?
+      where u.note_id = ? and ${condition}
         and not exists (select 1 from pages fp where fp.note_id = ? and fp.origin_page_id = u.id)
       order by u.id
      returning id`,
-    [fork.id, now, now, original.id, since, fork.id],
+    [fork.id, now, now, original.id, ...parameters, fork.id],
   );
   if (added.length === 0) return 0;
   await tx.execute(
