@@ -1526,7 +1526,9 @@ export type MergeConflict = {
 };
 
 /**
- * Optional body of `mergeRequest` and `pullFork` (JSON). Other top-level fields are ignored.
+ * Optional body of `mergeRequest` and `pullFork`: JSON, or a form with bracket names
+ * (`expected_head_versions[]=1190&resolutions[0][page_id]=93&resolutions[0][take]=ours`). Other top-level fields
+ * are ignored.
  *
  */
 export type MergeInput = {

@@ -208,3 +208,24 @@ describe('pulling deletions', () => {
     expect(await checks()).not.toContain(s.fork.id);
   });
 });
+
+describe('merge and pull bodies as forms', () => {
+  it('take resolutions[n][page_id] and resolutions[n][take] with bracket names', async () => {
+    const s = await forkWithoutDeploy();
+    await s.editUpstream(s.deploy.id, '<p>changed upstream</p>');
+    const request = await s.request([], { deleted_pages: [s.deploy.id] });
+    const merged = await manager.client.put(`${s.upstreamPath}/requests/${request.index}/merge`, {
+      form: `resolutions[0][page_id]=${s.deploy.id}&resolutions[0][take]=theirs`,
+    });
+    expect(merged.status, merged.text).toBe(200);
+    expect(await pageIds(s.note.id)).toEqual([s.other.id]);
+
+    const t = await forkWithoutDeploy();
+    await t.editUpstream(t.deploy.id, '<p>changed upstream</p>');
+    const pulled = await outsider.client.post(`${t.forkPath}/pull`, { form: `resolutions[0][page_id]=${t.deploy.id}&resolutions[0][take]=theirs` });
+    expect(pulled.status, pulled.text).toBe(200);
+    expect((await pageIds(t.fork.id)).length).toBe(2);
+    const bad = await outsider.client.post(`${t.forkPath}/pull`, { form: 'resolutions[0][page_id]=x' });
+    expect([bad.status, bad.body.code]).toEqual([400, 'validation_failed']);
+  });
+});
