@@ -63,6 +63,8 @@ export function parseWebhookUrl(raw: string): URL {
   return url;
 }
 
+const LOOKUP_TIMEOUT_MS = 5000;
+
 const bare = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
 
 /** Resolves the URL's host and refuses it when an address it resolves to is internal (unless `allowPrivate`). */
@@ -72,10 +74,15 @@ export async function checkWebhookHost(url: URL, allowPrivate: boolean): Promise
   let addresses: string[];
   if (net.isIP(host)) addresses = [host];
   else {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      addresses = (await dns.promises.lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+      // a resolver that does not answer must not hold the request: 5 seconds at most
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), LOOKUP_TIMEOUT_MS)));
+      addresses = (await Promise.race([dns.promises.lookup(host, { all: true, verbatim: true }), late])).map((entry) => entry.address);
     } catch {
       throw new WebhookUrlError(`the host ${host} does not resolve`);
+    } finally {
+      clearTimeout(timer);
     }
   }
   for (const address of addresses) {
