@@ -10,6 +10,7 @@ import { createLogger } from '../../src/http/logger.ts';
 import { backoff, WebhookWorker } from '../../src/modules/webhooks/webhooks.worker.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeNote, makePage, type Actor } from '../support/factories.ts';
+import { openSecondConnection } from '../support/database.ts';
 import { makeScenario } from '../support/scenario.ts';
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string; answered: number };
@@ -155,6 +156,23 @@ describe('webhook delivery', () => {
     const [entry] = await deliveries(id);
     expect(entry).toMatchObject({ succeeded: false, status_code: null, attempt: 1 });
     expect(entry.error).toMatch(/^refused: 127\.0\.0\.1 is a loopback/);
+  });
+
+  it('two workers (two processes on PostgreSQL: their own connections) never send one message twice', async () => {
+    script.set('/shared', [200]);
+    const { id } = await register('/shared', ['note.created']);
+    for (let i = 0; i < 25; i += 1) await manager.client.post('/api/v1/notes', { json: { note: { title: `Shared ${i}`, team: 'sent' } } });
+    const second = await openSecondConnection(app.database);
+    const other = new WebhookWorker(second.orm, app.config.webhooks, createLogger('silent'));
+    try {
+      for (let round = 0; round < 20 && (await outboxSize(id)) > 0; round += 1) await Promise.all([worker.runOnce(), other.runOnce()]);
+    } finally {
+      await second.close();
+    }
+    const ids = received.filter((request) => request.path === '/shared').map((request) => request.headers['webhook-id']);
+    expect(ids).toHaveLength(25);
+    expect(new Set(ids).size).toBe(25);
+    expect((await deliveries(id)).every((entry: { attempt: number; succeeded: boolean }) => entry.attempt === 1 && entry.succeeded)).toBe(true);
   });
 
   it('backs off exponentially with jitter, up to the cap', () => {
