@@ -17,6 +17,7 @@ export type Operations = {
   createPageComment: { method: 'post'; path: '/api/v1/{team}/{note}/{page}/comments'; data: Types.CreatePageCommentData; responses: Types.CreatePageCommentResponses };
   createRequest: { method: 'post'; path: '/api/v1/{team}/{note}/requests'; data: Types.CreateRequestData; responses: Types.CreateRequestResponses };
   createTeam: { method: 'post'; path: '/api/v1/teams'; data: Types.CreateTeamData; responses: Types.CreateTeamResponses };
+  createWebhook: { method: 'post'; path: '/api/v1/teams/{team}/webhooks'; data: Types.CreateWebhookData; responses: Types.CreateWebhookResponses };
   deleteApp: { method: 'delete'; path: '/api/v1/me/apps/{client_id}'; data: Types.DeleteAppData; responses: Types.DeleteAppResponses };
   deleteAttachment: { method: 'delete'; path: '/api/v1/{team}/{note}/attachments/{id}'; data: Types.DeleteAttachmentData; responses: Types.DeleteAttachmentResponses };
   deleteIssue: { method: 'delete'; path: '/api/v1/{team}/{note}/issues/{index}'; data: Types.DeleteIssueData; responses: Types.DeleteIssueResponses };
@@ -26,6 +27,7 @@ export type Operations = {
   deletePage: { method: 'delete'; path: '/api/v1/{team}/{note}/{page}'; data: Types.DeletePageData; responses: Types.DeletePageResponses };
   deletePageComment: { method: 'delete'; path: '/api/v1/{team}/{note}/{page}/comments/{id}'; data: Types.DeletePageCommentData; responses: Types.DeletePageCommentResponses };
   deleteTeam: { method: 'delete'; path: '/api/v1/teams/{team}'; data: Types.DeleteTeamData; responses: Types.DeleteTeamResponses };
+  deleteWebhook: { method: 'delete'; path: '/api/v1/teams/{team}/webhooks/{id}'; data: Types.DeleteWebhookData; responses: Types.DeleteWebhookResponses };
   diffPageVersions: { method: 'get'; path: '/api/v1/{team}/{note}/{page}/histories/diff'; data: Types.DiffPageVersionsData; responses: Types.DiffPageVersionsResponses };
   downloadAttachment: { method: 'get'; path: '/api/v1/attachments/{id}'; data: Types.DownloadAttachmentData; responses: Types.DownloadAttachmentResponses };
   getAttachment: { method: 'get'; path: '/api/v1/attachments/{id}.json'; data: Types.GetAttachmentData; responses: Types.GetAttachmentResponses };
@@ -37,6 +39,7 @@ export type Operations = {
   getRequest: { method: 'get'; path: '/api/v1/{team}/{note}/requests/{index}'; data: Types.GetRequestData; responses: Types.GetRequestResponses };
   getTeam: { method: 'get'; path: '/api/v1/teams/{team}'; data: Types.GetTeamData; responses: Types.GetTeamResponses };
   getUser: { method: 'get'; path: '/api/v1/users/{username}'; data: Types.GetUserData; responses: Types.GetUserResponses };
+  getWebhook: { method: 'get'; path: '/api/v1/teams/{team}/webhooks/{id}'; data: Types.GetWebhookData; responses: Types.GetWebhookResponses };
   listApps: { method: 'get'; path: '/api/v1/me/apps'; data: Types.ListAppsData; responses: Types.ListAppsResponses };
   listAttachments: { method: 'get'; path: '/api/v1/{team}/{note}/attachments'; data: Types.ListAttachmentsData; responses: Types.ListAttachmentsResponses };
   listAuthorizations: { method: 'get'; path: '/api/v1/me/authorizations'; data: Types.ListAuthorizationsData; responses: Types.ListAuthorizationsResponses };
@@ -59,6 +62,8 @@ export type Operations = {
   listUsernames: { method: 'get'; path: '/api/v1/usernames'; data: Types.ListUsernamesData; responses: Types.ListUsernamesResponses };
   listUserNotes: { method: 'get'; path: '/api/v1/users/{username}/notes'; data: Types.ListUserNotesData; responses: Types.ListUserNotesResponses };
   listUsers: { method: 'get'; path: '/api/v1/users'; data: Types.ListUsersData; responses: Types.ListUsersResponses };
+  listWebhookDeliveries: { method: 'get'; path: '/api/v1/teams/{team}/webhooks/{id}/deliveries'; data: Types.ListWebhookDeliveriesData; responses: Types.ListWebhookDeliveriesResponses };
+  listWebhooks: { method: 'get'; path: '/api/v1/teams/{team}/webhooks'; data: Types.ListWebhooksData; responses: Types.ListWebhooksResponses };
   markNotificationsRead: { method: 'post'; path: '/api/v1/notifications/read'; data: Types.MarkNotificationsReadData; responses: Types.MarkNotificationsReadResponses };
   mergeRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/merge'; data: Types.MergeRequestData; responses: Types.MergeRequestResponses };
   oauthAuthorize: { method: 'get'; path: '/oauth/authorize'; data: Types.OauthAuthorizeData; responses: Types.OauthAuthorizeResponses };
@@ -82,6 +87,7 @@ export type Operations = {
   updatePageViaPatch: { method: 'patch'; path: '/api/v1/{team}/{note}/{page}'; data: Types.UpdatePageViaPatchData; responses: Types.UpdatePageViaPatchResponses };
   updateTeam: { method: 'put'; path: '/api/v1/teams/{team}'; data: Types.UpdateTeamData; responses: Types.UpdateTeamResponses };
   updateTeamViaPatch: { method: 'patch'; path: '/api/v1/teams/{team}'; data: Types.UpdateTeamViaPatchData; responses: Types.UpdateTeamViaPatchResponses };
+  updateWebhook: { method: 'patch'; path: '/api/v1/teams/{team}/webhooks/{id}'; data: Types.UpdateWebhookData; responses: Types.UpdateWebhookResponses };
 };
 
 export type OperationId = keyof Operations;
@@ -102,6 +108,7 @@ export const operationList = [
   { id: 'createPageComment', method: 'post', path: '/api/v1/{team}/{note}/{page}/comments' },
   { id: 'createRequest', method: 'post', path: '/api/v1/{team}/{note}/requests' },
   { id: 'createTeam', method: 'post', path: '/api/v1/teams' },
+  { id: 'createWebhook', method: 'post', path: '/api/v1/teams/{team}/webhooks' },
   { id: 'deleteApp', method: 'delete', path: '/api/v1/me/apps/{client_id}' },
   { id: 'deleteAttachment', method: 'delete', path: '/api/v1/{team}/{note}/attachments/{id}' },
   { id: 'deleteIssue', method: 'delete', path: '/api/v1/{team}/{note}/issues/{index}' },
@@ -111,6 +118,7 @@ export const operationList = [
   { id: 'deletePage', method: 'delete', path: '/api/v1/{team}/{note}/{page}' },
   { id: 'deletePageComment', method: 'delete', path: '/api/v1/{team}/{note}/{page}/comments/{id}' },
   { id: 'deleteTeam', method: 'delete', path: '/api/v1/teams/{team}' },
+  { id: 'deleteWebhook', method: 'delete', path: '/api/v1/teams/{team}/webhooks/{id}' },
   { id: 'diffPageVersions', method: 'get', path: '/api/v1/{team}/{note}/{page}/histories/diff' },
   { id: 'downloadAttachment', method: 'get', path: '/api/v1/attachments/{id}' },
   { id: 'getAttachment', method: 'get', path: '/api/v1/attachments/{id}.json' },
@@ -122,6 +130,7 @@ export const operationList = [
   { id: 'getRequest', method: 'get', path: '/api/v1/{team}/{note}/requests/{index}' },
   { id: 'getTeam', method: 'get', path: '/api/v1/teams/{team}' },
   { id: 'getUser', method: 'get', path: '/api/v1/users/{username}' },
+  { id: 'getWebhook', method: 'get', path: '/api/v1/teams/{team}/webhooks/{id}' },
   { id: 'listApps', method: 'get', path: '/api/v1/me/apps' },
   { id: 'listAttachments', method: 'get', path: '/api/v1/{team}/{note}/attachments' },
   { id: 'listAuthorizations', method: 'get', path: '/api/v1/me/authorizations' },
@@ -144,6 +153,8 @@ export const operationList = [
   { id: 'listUsernames', method: 'get', path: '/api/v1/usernames' },
   { id: 'listUserNotes', method: 'get', path: '/api/v1/users/{username}/notes' },
   { id: 'listUsers', method: 'get', path: '/api/v1/users' },
+  { id: 'listWebhookDeliveries', method: 'get', path: '/api/v1/teams/{team}/webhooks/{id}/deliveries' },
+  { id: 'listWebhooks', method: 'get', path: '/api/v1/teams/{team}/webhooks' },
   { id: 'markNotificationsRead', method: 'post', path: '/api/v1/notifications/read' },
   { id: 'mergeRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/merge' },
   { id: 'oauthAuthorize', method: 'get', path: '/oauth/authorize' },
@@ -167,4 +178,5 @@ export const operationList = [
   { id: 'updatePageViaPatch', method: 'patch', path: '/api/v1/{team}/{note}/{page}' },
   { id: 'updateTeam', method: 'put', path: '/api/v1/teams/{team}' },
   { id: 'updateTeamViaPatch', method: 'patch', path: '/api/v1/teams/{team}' },
+  { id: 'updateWebhook', method: 'patch', path: '/api/v1/teams/{team}/webhooks/{id}' },
 ] as const satisfies readonly { id: OperationId; method: string; path: string }[];

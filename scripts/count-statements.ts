@@ -34,6 +34,7 @@ type State = {
   spareTeam: string;
   renames: number;
   createdApps: string[];
+  createdWebhooks: number[];
   grantedApps: string[];
   spareTokens: number[];
   /** The manager's fork of the handbook (in the team `manager`), with a changed page proposed by requests #1-#4. */
@@ -111,6 +112,11 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['listAuthorizations', () => ({ method: 'GET', path: '/api/v1/me/authorizations' })],
   ['listTokens', () => ({ method: 'GET', path: '/api/v1/me/tokens' })],
   ['searchNotes', () => ({ method: 'GET', path: '/api/v1/search?q=release+steps' })],
+  ['createWebhook', (_, n) => ({ method: 'POST', path: '/api/v1/teams/writers/webhooks', form: { 'webhook[url]': `https://203.0.113.7/hooks/${n}`, 'webhook[events][]': 'page.updated' } })],
+  ['listWebhooks', () => ({ method: 'GET', path: '/api/v1/teams/writers/webhooks' })],
+  ['getWebhook', (state) => ({ method: 'GET', path: `/api/v1/teams/writers/webhooks/${state.createdWebhooks[0]}` })],
+  ['updateWebhook', (state, n) => ({ method: 'PATCH', path: `/api/v1/teams/writers/webhooks/${state.createdWebhooks[0]}`, form: { 'webhook[events][]': n === 0 ? 'page.created' : 'page.updated' } })],
+  ['listWebhookDeliveries', (state) => ({ method: 'GET', path: `/api/v1/teams/writers/webhooks/${state.createdWebhooks[0]}/deliveries` })],
   // deletes, last, of throw-away objects made above
   ['deleteAttachment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/attachments/${state.createdAttachments[n]}` })],
   ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],
@@ -123,6 +129,7 @@ const SAMPLES: [operationId: string, sample: (state: State, n: number) => Sample
   ['revokeToken', (state, n) => ({ method: 'DELETE', path: `/api/v1/me/tokens/${state.spareTokens[n]}` })],
   ['revokeAuthorization', (state, n) => ({ method: 'DELETE', path: `/api/v1/me/authorizations/${state.grantedApps[n]}` })],
   ['deleteApp', (state, n) => ({ method: 'DELETE', path: `/api/v1/me/apps/${state.createdApps[n]}` })],
+  ['deleteWebhook', (state, n) => ({ method: 'DELETE', path: `/api/v1/teams/writers/webhooks/${state.createdWebhooks[n]}` })],
 ];
 
 // The built operations: every operationId of the document, less those that answer 501 and those plain routes serve
@@ -208,6 +215,7 @@ try {
     spareTeam: 'spare',
     renames: 0,
     createdApps: [],
+    createdWebhooks: [],
     grantedApps: [],
     spareTokens: [],
   };
@@ -235,6 +243,7 @@ try {
       });
       if (operationId === 'createPage') state.createdPages.push(body.id as number);
       if (operationId === 'createApp') state.createdApps.push(body.client_id as string);
+      if (operationId === 'createWebhook') state.createdWebhooks.push(body.id as number);
       if (operationId === 'createPageComment') state.createdComments.push(body.id as number);
       if (operationId === 'createIssue') state.createdIssues.push(body.index as number);
       if (operationId === 'createNoteComment') state.createdNoteComments.push(body.id as number);

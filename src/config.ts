@@ -21,6 +21,21 @@ export type Config = {
   /** Where attachment bytes live: the local directory `<DATA_DIR>/attachments` (default), or an S3-compatible store. */
   storage: StorageConfig;
   oauth: OAuthSettings;
+  webhooks: WebhookSettings;
+};
+
+// Webhooks (src/modules/webhooks): the delivery worker's pace, its retries, when a failing webhook is disabled, and
+// whether webhook URLs may point at loopback and private addresses (off by default: the SSRF guard).
+export type WebhookSettings = {
+  /** Whether this process runs the delivery worker (WEBHOOK_WORKER; with several processes, any number may). */
+  worker: boolean;
+  pollMs: number;
+  timeoutMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  disableAfter: number;
+  allowPrivate: boolean;
 };
 
 // OAuth 2 (src/modules/oauth): token lifetimes, and the brute-force limits of the sign-in page and the password
@@ -136,6 +151,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInAttemptsPerAccount: integer(env, 'SIGN_IN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
       signInAttemptsPerAddress: integer(env, 'SIGN_IN_ATTEMPTS_PER_ADDRESS', 50, 1, 1_000_000),
       signInWindowSeconds: integer(env, 'SIGN_IN_WINDOW_SECONDS', 900, 1, 86_400),
+    },
+    webhooks: {
+      worker: oneOf(env, 'WEBHOOK_WORKER', 'true', ['true', 'false'] as const) === 'true',
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 3_600_000),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),
+      retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, 1, 86_400_000),
+      retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 6 * 3_600_000, 1, 7 * 86_400_000),
+      disableAfter: integer(env, 'WEBHOOK_DISABLE_AFTER', 20, 1, 1_000_000),
+      allowPrivate: oneOf(env, 'WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
     },
   };
 }

@@ -11,6 +11,7 @@ import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
 import { readiness } from './modules/system/system.routes.ts';
 import { reindexIfEmpty } from './modules/search/search.indexer.ts';
+import { WebhookWorker } from './modules/webhooks/webhooks.worker.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -80,6 +81,9 @@ async function main(): Promise<void> {
     await database.close();
     throw error;
   }
+  // webhook deliveries from the outbox (WEBHOOK_WORKER=false leaves them to other processes)
+  const webhooks = new WebhookWorker(database.orm, config.webhooks, logger);
+  if (config.webhooks.worker) webhooks.start();
   setInterval(prune, REVISION_PRUNE_INTERVAL_MS).unref();
   setInterval(sweep, ATTACHMENT_SWEEP_INTERVAL_MS).unref();
   const where = database.kind === 'postgres' ? `PostgreSQL at ${describeDatabaseUrl(config.databaseUrl!)}` : `embedded PGlite in ${config.dataDir}`;
@@ -105,12 +109,15 @@ async function main(): Promise<void> {
     stopping = true;
     readiness.shuttingDown = true;
     logger.info('shutting down', { signal });
+    // no new webhook round starts; the attempts under way finish (each bounded by WEBHOOK_TIMEOUT_MS)
+    const workerStopped = webhooks.stop();
     const force = setTimeout(() => {
       logger.warn('requests still running after the grace period; closing them');
       server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(async () => {
+      await workerStopped;
       await database.close();
       logger.info('stopped');
       process.exit(0);

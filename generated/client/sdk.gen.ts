@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { AddIssueTagsData, AddIssueTagsErrors, AddIssueTagsResponses, AddTeamUserData, AddTeamUserErrors, AddTeamUserResponses, CloseRequestData, CloseRequestErrors, CloseRequestResponses, CreateAppData, CreateAppErrors, CreateAppResponses, CreateAttachmentData, CreateAttachmentErrors, CreateAttachmentResponses, CreateForkData, CreateForkErrors, CreateForkResponses, CreateIssueCommentData, CreateIssueCommentErrors, CreateIssueCommentResponses, CreateIssueData, CreateIssueErrors, CreateIssueResponses, CreateNoteCommentData, CreateNoteCommentErrors, CreateNoteCommentResponses, CreateNoteData, CreateNoteErrors, CreateNoteResponses, CreatePageCommentData, CreatePageCommentErrors, CreatePageCommentResponses, CreatePageData, CreatePageErrors, CreatePageResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, DeleteAppData, DeleteAppErrors, DeleteAppResponses, DeleteAttachmentData, DeleteAttachmentErrors, DeleteAttachmentResponses, DeleteIssueCommentData, DeleteIssueCommentErrors, DeleteIssueCommentResponses, DeleteIssueData, DeleteIssueErrors, DeleteIssueResponses, DeleteNoteCommentData, DeleteNoteCommentErrors, DeleteNoteCommentResponses, DeleteNoteData, DeleteNoteErrors, DeleteNoteResponses, DeletePageCommentData, DeletePageCommentErrors, DeletePageCommentResponses, DeletePageData, DeletePageErrors, DeletePageResponses, DeleteTeamData, DeleteTeamErrors, DeleteTeamResponses, DiffPageVersionsData, DiffPageVersionsErrors, DiffPageVersionsResponses, DownloadAttachmentData, DownloadAttachmentErrors, DownloadAttachmentResponses, GetAttachmentData, GetAttachmentErrors, GetAttachmentResponses, GetIssueData, GetIssueErrors, GetIssueResponses, GetMeData, GetMeErrors, GetMeResponses, GetNoteData, GetNoteErrors, GetNoteResponses, GetPageData, GetPageErrors, GetPageResponses, GetPageVersionData, GetPageVersionErrors, GetPageVersionResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetTeamData, GetTeamErrors, GetTeamResponses, GetUserData, GetUserErrors, GetUserResponses, ListAppsData, ListAppsErrors, ListAppsResponses, ListAttachmentsData, ListAttachmentsErrors, ListAttachmentsResponses, ListAuthorizationsData, ListAuthorizationsErrors, ListAuthorizationsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListContributorsData, ListContributorsErrors, ListContributorsResponses, ListIssueCommentsData, ListIssueCommentsErrors, ListIssueCommentsResponses, ListIssuesData, ListIssuesErrors, ListIssuesResponses, ListLogsData, ListLogsErrors, ListLogsResponses, ListMyIssuesData, ListMyIssuesErrors, ListMyIssuesResponses, ListNoteCommentsData, ListNoteCommentsErrors, ListNoteCommentsResponses, ListNotesData, ListNotesErrors, ListNotesResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPageCommentsData, ListPageCommentsErrors, ListPageCommentsResponses, ListPagesData, ListPagesErrors, ListPagesResponses, ListPageVersionsData, ListPageVersionsErrors, ListPageVersionsResponses, ListRequestsData, ListRequestsErrors, ListRequestsResponses, ListTeamNotesData, ListTeamNotesErrors, ListTeamNotesResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsernamesData, ListUsernamesErrors, ListUsernamesResponses, ListUserNotesData, ListUserNotesErrors, ListUserNotesResponses, ListUsersData, ListUsersErrors, ListUsersResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeRequestData, MergeRequestErrors, MergeRequestResponses, OauthAuthorizeData, OauthAuthorizeErrors, OauthAuthorizeResponses, OauthMetadataData, OauthMetadataResponses, OauthRevokeData, OauthRevokeErrors, OauthRevokeResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenRequestData, OpenRequestErrors, OpenRequestResponses, PullForkData, PullForkErrors, PullForkResponses, RemoveTeamUserData, RemoveTeamUserErrors, RemoveTeamUserResponses, RestorePageVersionData, RestorePageVersionErrors, RestorePageVersionResponses, RevokeAuthorizationData, RevokeAuthorizationErrors, RevokeAuthorizationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchNotesData, SearchNotesErrors, SearchNotesResponses, ToggleNotificationData, ToggleNotificationErrors, ToggleNotificationResponses, ToggleNotificationViaPutData, ToggleNotificationViaPutErrors, ToggleNotificationViaPutResponses, UpdateIssueData, UpdateIssueErrors, UpdateIssueResponses, UpdateIssueViaPutData, UpdateIssueViaPutErrors, UpdateIssueViaPutResponses, UpdateNoteData, UpdateNoteErrors, UpdateNoteResponses, UpdateNoteViaPatchData, UpdateNoteViaPatchErrors, UpdateNoteViaPatchResponses, UpdatePageData, UpdatePageErrors, UpdatePageResponses, UpdatePageViaPatchData, UpdatePageViaPatchErrors, UpdatePageViaPatchResponses, UpdateTeamData, UpdateTeamErrors, UpdateTeamResponses, UpdateTeamViaPatchData, UpdateTeamViaPatchErrors, UpdateTeamViaPatchResponses } from './types.gen.ts';
+import type { AddIssueTagsData, AddIssueTagsErrors, AddIssueTagsResponses, AddTeamUserData, AddTeamUserErrors, AddTeamUserResponses, CloseRequestData, CloseRequestErrors, CloseRequestResponses, CreateAppData, CreateAppErrors, CreateAppResponses, CreateAttachmentData, CreateAttachmentErrors, CreateAttachmentResponses, CreateForkData, CreateForkErrors, CreateForkResponses, CreateIssueCommentData, CreateIssueCommentErrors, CreateIssueCommentResponses, CreateIssueData, CreateIssueErrors, CreateIssueResponses, CreateNoteCommentData, CreateNoteCommentErrors, CreateNoteCommentResponses, CreateNoteData, CreateNoteErrors, CreateNoteResponses, CreatePageCommentData, CreatePageCommentErrors, CreatePageCommentResponses, CreatePageData, CreatePageErrors, CreatePageResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteAppData, DeleteAppErrors, DeleteAppResponses, DeleteAttachmentData, DeleteAttachmentErrors, DeleteAttachmentResponses, DeleteIssueCommentData, DeleteIssueCommentErrors, DeleteIssueCommentResponses, DeleteIssueData, DeleteIssueErrors, DeleteIssueResponses, DeleteNoteCommentData, DeleteNoteCommentErrors, DeleteNoteCommentResponses, DeleteNoteData, DeleteNoteErrors, DeleteNoteResponses, DeletePageCommentData, DeletePageCommentErrors, DeletePageCommentResponses, DeletePageData, DeletePageErrors, DeletePageResponses, DeleteTeamData, DeleteTeamErrors, DeleteTeamResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DiffPageVersionsData, DiffPageVersionsErrors, DiffPageVersionsResponses, DownloadAttachmentData, DownloadAttachmentErrors, DownloadAttachmentResponses, GetAttachmentData, GetAttachmentErrors, GetAttachmentResponses, GetIssueData, GetIssueErrors, GetIssueResponses, GetMeData, GetMeErrors, GetMeResponses, GetNoteData, GetNoteErrors, GetNoteResponses, GetPageData, GetPageErrors, GetPageResponses, GetPageVersionData, GetPageVersionErrors, GetPageVersionResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetTeamData, GetTeamErrors, GetTeamResponses, GetUserData, GetUserErrors, GetUserResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListAppsData, ListAppsErrors, ListAppsResponses, ListAttachmentsData, ListAttachmentsErrors, ListAttachmentsResponses, ListAuthorizationsData, ListAuthorizationsErrors, ListAuthorizationsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListContributorsData, ListContributorsErrors, ListContributorsResponses, ListIssueCommentsData, ListIssueCommentsErrors, ListIssueCommentsResponses, ListIssuesData, ListIssuesErrors, ListIssuesResponses, ListLogsData, ListLogsErrors, ListLogsResponses, ListMyIssuesData, ListMyIssuesErrors, ListMyIssuesResponses, ListNoteCommentsData, ListNoteCommentsErrors, ListNoteCommentsResponses, ListNotesData, ListNotesErrors, ListNotesResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPageCommentsData, ListPageCommentsErrors, ListPageCommentsResponses, ListPagesData, ListPagesErrors, ListPagesResponses, ListPageVersionsData, ListPageVersionsErrors, ListPageVersionsResponses, ListRequestsData, ListRequestsErrors, ListRequestsResponses, ListTeamNotesData, ListTeamNotesErrors, ListTeamNotesResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsernamesData, ListUsernamesErrors, ListUsernamesResponses, ListUserNotesData, ListUserNotesErrors, ListUserNotesResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeRequestData, MergeRequestErrors, MergeRequestResponses, OauthAuthorizeData, OauthAuthorizeErrors, OauthAuthorizeResponses, OauthMetadataData, OauthMetadataResponses, OauthRevokeData, OauthRevokeErrors, OauthRevokeResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenRequestData, OpenRequestErrors, OpenRequestResponses, PullForkData, PullForkErrors, PullForkResponses, RemoveTeamUserData, RemoveTeamUserErrors, RemoveTeamUserResponses, RestorePageVersionData, RestorePageVersionErrors, RestorePageVersionResponses, RevokeAuthorizationData, RevokeAuthorizationErrors, RevokeAuthorizationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchNotesData, SearchNotesErrors, SearchNotesResponses, ToggleNotificationData, ToggleNotificationErrors, ToggleNotificationResponses, ToggleNotificationViaPutData, ToggleNotificationViaPutErrors, ToggleNotificationViaPutResponses, UpdateIssueData, UpdateIssueErrors, UpdateIssueResponses, UpdateIssueViaPutData, UpdateIssueViaPutErrors, UpdateIssueViaPutResponses, UpdateNoteData, UpdateNoteErrors, UpdateNoteResponses, UpdateNoteViaPatchData, UpdateNoteViaPatchErrors, UpdateNoteViaPatchResponses, UpdatePageData, UpdatePageErrors, UpdatePageResponses, UpdatePageViaPatchData, UpdatePageViaPatchErrors, UpdatePageViaPatchResponses, UpdateTeamData, UpdateTeamErrors, UpdateTeamResponses, UpdateTeamViaPatchData, UpdateTeamViaPatchErrors, UpdateTeamViaPatchResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1496,6 +1496,165 @@ export const removeTeamUser = <ThrowOnError extends boolean = false>(options: Op
             type: 'http'
         }],
     url: '/api/v1/teams/{team}/users/{id}',
+    ...options
+});
+
+/**
+ * List the team's webhooks
+ *
+ * The team's webhooks, oldest first, without their secrets. Managers of the team only: a webhook is the team's
+ * configuration, so members and users outside the team get 403 (the team itself is public, so not 404).
+ *
+ * - 403: the caller is not a manager of the team.
+ * - 404: no team with this name.
+ *
+ */
+export const listWebhooks = <ThrowOnError extends boolean = false>(options: Options<ListWebhooksData, ThrowOnError>): RequestResult<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError> => (options.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/teams/{team}/webhooks',
+    ...options
+});
+
+/**
+ * Register a webhook
+ *
+ * Registers a webhook for the team's events. The answer carries `secret`, shown this once (the one given, or
+ * one the service made). A team has at most 20 webhooks. Managers of the team only.
+ *
+ * - 400: `webhook[url]` is missing, or a field has the wrong shape (`secret` not `whsec_` + base64).
+ * - 403: the caller is not a manager of the team.
+ * - 404: no team with this name.
+ * - 409 `already_exists`: the team has 20 webhooks already.
+ * - 422 `invalid_webhook_url`: not an absolute http(s) URL, a user name or password in it, a host that does not
+ * resolve, or one that resolves to a loopback, private, link-local or metadata address.
+ * - 422 `unknown_event`: an event kind that does not exist.
+ *
+ */
+export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>): RequestResult<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/teams/{team}/webhooks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a webhook
+ *
+ * Deletes the webhook, its undelivered messages and its delivery log. Managers of the team only.
+ *
+ * - 403: the caller is not a manager of the team.
+ * - 404: no team with this name, or no webhook with this id in it.
+ *
+ */
+export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>): RequestResult<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError> => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/teams/{team}/webhooks/{id}',
+    ...options
+});
+
+/**
+ * Get a webhook
+ *
+ * The webhook, without its secret. Managers of the team only.
+ *
+ * - 403: the caller is not a manager of the team.
+ * - 404: no team with this name, or no webhook with this id in it.
+ *
+ */
+export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>): RequestResult<GetWebhookResponses, GetWebhookErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/teams/{team}/webhooks/{id}',
+    ...options
+});
+
+/**
+ * Change a webhook
+ *
+ * Changes the fields sent (partial update). A new `secret` is shown in this answer, once; messages not yet
+ * delivered are signed with it from their next attempt. `active: true` turns on a webhook the service disabled
+ * and starts its count of failures from 0; `active: false` turns it off and drops its undelivered messages.
+ * Managers of the team only.
+ *
+ * - 400: a field has the wrong shape.
+ * - 403: the caller is not a manager of the team.
+ * - 404: no team with this name, or no webhook with this id in it.
+ * - 422 `invalid_webhook_url`, `unknown_event`: as in `createWebhook`.
+ *
+ */
+export const updateWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookData, ThrowOnError>): RequestResult<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError> => (options.client ?? client).patch<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/teams/{team}/webhooks/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List a webhook's delivery attempts
+ *
+ * The webhook's delivery log, newest attempt first: one entry per attempt, with the receiver's status, the
+ * error and the time of the next attempt. Managers of the team only.
+ *
+ * - 403: the caller is not a manager of the team.
+ * - 404: no team with this name, or no webhook with this id in it.
+ *
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>): RequestResult<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/teams/{team}/webhooks/{id}/deliveries',
     ...options
 });
 

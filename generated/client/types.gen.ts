@@ -930,6 +930,8 @@ export type Problem = {
      * | `tree_too_deep` | 422 | the page would be deeper than the page tree depth limit |
      * | `too_many_tags` | 422 | the issue would have more tags than the limit (100) |
      * | `invalid_redirect_uri` | 422 | an app's redirect URI is not absolute, has a fragment or an unsafe scheme |
+     * | `invalid_webhook_url` | 422 | a webhook URL is not absolute http(s), or its host is private, loopback or does not resolve |
+     * | `unknown_event` | 422 | a webhook names an event kind that does not exist |
      * | `not_a_fork` | 422 | the note is not a fork, or its original has been deleted or cannot be read |
      * | `invalid_page_version` | 422 | a page version given is not one of the fork's, or two are of the same page, or a request proposes nothing |
      * | `invalid_deleted_page` | 422 | a page in `deleted_pages` is not a page of the original that the fork deleted, or is given twice |
@@ -942,7 +944,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -1550,6 +1552,130 @@ export type MergeInput = {
         content?: string | null;
     }> | null;
     [key: string]: unknown;
+};
+
+/**
+ * A team's webhook (an addition to the contract, issue 12): the team's events are POSTed to `url` as thin JSON
+ * messages signed in the Standard Webhooks format (see the Webhooks tag). Only managers of the team see webhooks.
+ * The secret is write-only: `secret` is in the answer of `createWebhook` only, once (and in the answer of
+ * `updateWebhook` when that request set a new one).
+ *
+ */
+export type Webhook = {
+    model: 'webhook';
+    id: number;
+    /**
+     * Where the messages are POSTed (http or https).
+     */
+    url: string;
+    /**
+     * The event kinds sent (see `WebhookInput`); empty means every kind.
+     */
+    events: Array<string>;
+    /**
+     * False when a manager turned the webhook off or the service did after too many failed attempts in a row
+     * (`disabled_reason` says which). Nothing is sent to an inactive webhook, and no message is kept for it.
+     *
+     */
+    active: boolean;
+    /**
+     * Why the webhook is inactive; null while it is active or when a manager turned it off.
+     */
+    disabled_reason: string | null;
+    /**
+     * Failed delivery attempts in a row since the last success (the service disables the webhook at a configured number, 20 by default).
+     */
+    consecutive_failures: number;
+    /**
+     * The signing secret, `whsec_` and base64; only in the answer of the request that set it.
+     */
+    secret?: string;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * Body of `createWebhook` and `updateWebhook`, as JSON or as a form
+ * (`webhook[url]=https://hooks.example.com/notes&webhook[events][]=page.updated`). Updates are partial: an absent
+ * field keeps its value. Other top-level fields are ignored.
+ *
+ */
+export type WebhookInput = {
+    webhook: {
+        /**
+         * An absolute `http:` or `https:` URL without user name or password (required on create). Its host must
+         * resolve to public addresses only: loopback, private (10/8, 172.16/12, 192.168/16, 100.64/10), link-local
+         * and metadata (169.254/16), unique-local IPv6 (fc00::/7), unspecified and multicast addresses answer 422
+         * `invalid_webhook_url`, unless the server allows them (WEBHOOK_ALLOW_PRIVATE). The check is made again at
+         * every delivery, on the address actually connected to.
+         *
+         */
+        url?: string;
+        /**
+         * The signing secret: `whsec_` followed by the base64 of 24 to 128 random bytes. Left out on create, the
+         * service makes one (32 bytes) and shows it in the answer, once.
+         *
+         */
+        secret?: string;
+        /**
+         * The event kinds to send: `note.created`, `note.updated`, `note.deleted`, `page.created`, `page.updated`,
+         * `page.restored`, `page.deleted`, `comment.created`, `comment.deleted`, `issue.created`, `issue.updated`,
+         * `issue.deleted`, `attachment.created`, `attachment.deleted`, `team.renamed`, `membership.added`,
+         * `membership.changed`, `membership.removed`, `fork.created`, `fork.pulled`, `request.created`,
+         * `request.opened`, `request.closed`, `request.merged`. Empty, absent on create, or `["*"]`: every kind.
+         * Another kind answers 422 `unknown_event`.
+         *
+         */
+        events?: Array<string>;
+        /**
+         * False turns the webhook off; true turns it on again (also after the service disabled it), and starts
+         * the count of failures in a row from 0.
+         *
+         */
+        active?: boolean;
+    };
+    [key: string]: unknown;
+};
+
+/**
+ * One attempt to deliver a message to a webhook, as the service recorded it. A message that fails is tried again
+ * with exponential backoff (with jitter) until it succeeds or reaches the configured number of attempts (8 by
+ * default); every attempt is an entry. Entries are kept 30 days.
+ *
+ */
+export type WebhookDelivery = {
+    model: 'webhook_delivery';
+    id: number;
+    /**
+     * The message's `webhook-id` header, the same on every attempt of one message.
+     */
+    message_id: string;
+    /**
+     * The event kind (`page.updated`, ...).
+     */
+    event: string;
+    /**
+     * 1 for the first attempt of the message, 2 for its first retry, ...
+     */
+    attempt: number;
+    /**
+     * True when the receiver answered 2xx.
+     */
+    succeeded: boolean;
+    /**
+     * The receiver's HTTP status; null when no answer came (refused address, timeout, connection error).
+     */
+    status_code: number | null;
+    /**
+     * What went wrong, when the attempt failed.
+     */
+    error: string | null;
+    duration_ms: number;
+    /**
+     * When the message is tried again after this failed attempt; null after a success or the last attempt.
+     */
+    next_attempt_at: string | null;
+    created_at: string;
 };
 
 /**
@@ -6300,6 +6426,490 @@ export type RemoveTeamUserResponses = {
 };
 
 export type RemoveTeamUserResponse = RemoveTeamUserResponses[keyof RemoveTeamUserResponses];
+
+export type ListWebhooksData = {
+    body?: never;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+    };
+    query?: {
+        /**
+         * Page of results to return, starting at 1. A page past the end returns `[]`.
+         */
+        page?: number;
+        /**
+         * Items per page of results.
+         */
+        per_page?: number;
+    };
+    url: '/api/v1/teams/{team}/webhooks';
+};
+
+export type ListWebhooksErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ListWebhooksError = ListWebhooksErrors[keyof ListWebhooksErrors];
+
+export type ListWebhooksResponses = {
+    /**
+     * One page of the team's webhooks.
+     */
+    200: Array<Webhook>;
+};
+
+export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksResponses];
+
+export type CreateWebhookData = {
+    body: WebhookInput;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+    };
+    query?: never;
+    url: '/api/v1/teams/{team}/webhooks';
+};
+
+export type CreateWebhookErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
+     *
+     */
+    409: Problem;
+    /**
+     * The request body is larger than allowed: 2 MiB in general, 25 MiB for an attachment upload
+     * (`payload_too_large`). Nothing was changed.
+     *
+     */
+    413: Problem;
+    /**
+     * The body's `Content-Type` is not one this operation accepts (`unsupported_media_type`).
+     *
+     */
+    415: Problem;
+    /**
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
+     *
+     */
+    422: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
+
+export type CreateWebhookResponses = {
+    /**
+     * The webhook, with its secret shown once.
+     */
+    200: Webhook;
+};
+
+export type CreateWebhookResponse = CreateWebhookResponses[keyof CreateWebhookResponses];
+
+export type DeleteWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/api/v1/teams/{team}/webhooks/{id}';
+};
+
+export type DeleteWebhookErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type DeleteWebhookError = DeleteWebhookErrors[keyof DeleteWebhookErrors];
+
+export type DeleteWebhookResponses = {
+    /**
+     * The webhook is deleted.
+     */
+    204: void;
+};
+
+export type DeleteWebhookResponse = DeleteWebhookResponses[keyof DeleteWebhookResponses];
+
+export type GetWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/api/v1/teams/{team}/webhooks/{id}';
+};
+
+export type GetWebhookErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type GetWebhookError = GetWebhookErrors[keyof GetWebhookErrors];
+
+export type GetWebhookResponses = {
+    /**
+     * The webhook.
+     */
+    200: Webhook;
+};
+
+export type GetWebhookResponse = GetWebhookResponses[keyof GetWebhookResponses];
+
+export type UpdateWebhookData = {
+    body: WebhookInput;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/api/v1/teams/{team}/webhooks/{id}';
+};
+
+export type UpdateWebhookErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The request body is larger than allowed: 2 MiB in general, 25 MiB for an attachment upload
+     * (`payload_too_large`). Nothing was changed.
+     *
+     */
+    413: Problem;
+    /**
+     * The body's `Content-Type` is not one this operation accepts (`unsupported_media_type`).
+     *
+     */
+    415: Problem;
+    /**
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * fields. Nothing was changed.
+     *
+     */
+    422: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type UpdateWebhookError = UpdateWebhookErrors[keyof UpdateWebhookErrors];
+
+export type UpdateWebhookResponses = {
+    /**
+     * The webhook as it is now.
+     */
+    200: Webhook;
+};
+
+export type UpdateWebhookResponse = UpdateWebhookResponses[keyof UpdateWebhookResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
+         */
+        id: number;
+    };
+    query?: {
+        /**
+         * Page of results to return, starting at 1. A page past the end returns `[]`.
+         */
+        page?: number;
+        /**
+         * Items per page of results.
+         */
+        per_page?: number;
+    };
+    url: '/api/v1/teams/{team}/webhooks/{id}/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * One page of the log.
+     */
+    200: Array<WebhookDelivery>;
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
 
 export type GetMeData = {
     body?: never;

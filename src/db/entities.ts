@@ -11,6 +11,7 @@ import { MergeRequestPageSchema, MergeRequestSchema } from '../modules/requests/
 import { MembershipSchema, TeamSchema } from '../modules/teams/team.entity.ts';
 import { BrowserSessionSchema } from '../modules/sessions/session.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
+import { WebhookDeliverySchema, WebhookSchema } from '../modules/webhooks/webhook.entity.ts';
 
 export const entities = [
   UserSchema,
@@ -33,4 +34,6 @@ export const entities = [
   RefreshTokenSchema,
   OAuthGrantSchema,
   BrowserSessionSchema,
+  WebhookSchema,
+  WebhookDeliverySchema,
 ];

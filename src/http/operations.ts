@@ -18,6 +18,7 @@ import { searchOperations } from '../modules/search/search.handlers.ts';
 import { versionOperations } from '../modules/pages/versions.handlers.ts';
 import { teamOperations } from '../modules/teams/teams.handlers.ts';
 import { userOperations } from '../modules/users/users.handlers.ts';
+import { webhookOperations } from '../modules/webhooks/webhooks.handlers.ts';
 
 export const operations: OperationTable = {
   ...userOperations,
@@ -36,6 +37,7 @@ export const operations: OperationTable = {
   ...forkOperations,
   ...requestOperations,
   ...searchOperations,
+  ...webhookOperations,
 };
 
 /** The operations not built yet, read off the table. */

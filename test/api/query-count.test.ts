@@ -256,3 +256,38 @@ describe('request lists and requests cost a fixed number of queries', () => {
     expect(large).toBeLessThanOrEqual(8);
   });
 });
+
+describe('webhook lists cost a fixed number of queries', () => {
+  it('whatever the number of webhooks and delivery attempts', async () => {
+    const team = await makeTeam(app, 'hooks-counted', [{ user: reader.user, role: 'manager' }]);
+    const hook = async (n: number) => {
+      const answer = await reader.client.post('/api/v1/teams/hooks-counted/webhooks', { json: { webhook: { url: `https://203.0.113.20/${n}` } } });
+      expect(answer.status).toBe(200);
+      return answer.body.id as number;
+    };
+    const first = await hook(0);
+    const attempts = (n: number) =>
+      app.em().execute(
+        `insert into webhook_deliveries (webhook_id, message_id, event_type, attempt, succeeded, status_code, error, duration_ms, next_attempt_at, created_at)
+         select ?, 'msg_' || i, 'page.updated', 1, true, 200, null, 5, null, now() from generate_series(1, ?) as i`,
+        [first, n],
+      );
+    const lists = ['/api/v1/teams/hooks-counted/webhooks', `/api/v1/teams/hooks-counted/webhooks/${first}/deliveries`];
+    const measure = async () => {
+      await reader.client.get('/api/v1/me');
+      const counts: Record<string, number> = {};
+      for (const path of lists) counts[path] = await app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
+      return counts;
+    };
+    await attempts(1);
+    const small = await measure();
+    for (let n = 1; n < 12; n += 1) await hook(n);
+    await attempts(40);
+    const large = await measure();
+    expect((await reader.client.get(lists[0]!)).body).toHaveLength(12);
+    expect(large).toEqual(small);
+    // token, scope (team and role), count, page; the deliveries also read the webhook
+    expect(Math.max(...Object.values(large))).toBeLessThanOrEqual(6);
+    expect(team.id).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,49 @@
+// A team's webhooks and their delivery log (/api/v1/teams/{team}/webhooks...). Managers only (team.manage): a
+// webhook is the team's configuration and its URL may be confidential, so members and outsiders get 403 (the team
+// itself is public: 404 only for a team or webhook that does not exist).
+import { defineOperation, noContent } from '../../http/handler.ts';
+import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { authorize } from '../access/scope.ts';
+import { presentDelivery, presentWebhook } from './webhook.presenter.ts';
+import { createWebhook, deleteWebhook, findDeliveries, findWebhook, findWebhooks, updateWebhook } from './webhooks.service.ts';
+
+export const webhookOperations = {
+  listWebhooks: defineOperation('listWebhooks', { scope: 'team' }, async ({ query }, scope, context) => {
+    authorize(scope, 'team.manage');
+    const page = pagination(query);
+    const { webhooks, total } = await findWebhooks(context.em, scope.team, page);
+    sendPaginationHeaders(context, page, total);
+    return webhooks.map((webhook) => presentWebhook(webhook));
+  }),
+
+  createWebhook: defineOperation('createWebhook', { scope: 'team' }, async ({ body }, scope, context) => {
+    authorize(scope, 'team.manage');
+    const { webhook, secret } = await createWebhook(context.em, scope.caller.user, scope.team, body.webhook, context.config.webhooks.allowPrivate);
+    return presentWebhook(webhook, secret);
+  }),
+
+  getWebhook: defineOperation('getWebhook', { scope: 'team' }, async ({ path }, scope, context) => {
+    authorize(scope, 'team.manage');
+    return presentWebhook(await findWebhook(context.em, scope.team, path.id));
+  }),
+
+  updateWebhook: defineOperation('updateWebhook', { scope: 'team' }, async ({ path, body }, scope, context) => {
+    authorize(scope, 'team.manage');
+    const { webhook, secret } = await updateWebhook(context.em, scope.team, path.id, body.webhook, context.config.webhooks.allowPrivate);
+    return presentWebhook(webhook, secret);
+  }),
+
+  deleteWebhook: defineOperation('deleteWebhook', { scope: 'team' }, async ({ path }, scope, context) => {
+    authorize(scope, 'team.manage');
+    await deleteWebhook(context.em, scope.team, path.id);
+    return noContent;
+  }),
+
+  listWebhookDeliveries: defineOperation('listWebhookDeliveries', { scope: 'team' }, async ({ path, query }, scope, context) => {
+    authorize(scope, 'team.manage');
+    const page = pagination(query);
+    const { deliveries, total } = await findDeliveries(context.em, scope.team, path.id, page);
+    sendPaginationHeaders(context, page, total);
+    return deliveries.map(presentDelivery);
+  }),
+};
