@@ -37,9 +37,9 @@ export async function noteView(view: View, team: string, ref: string) {
     ? html`<nav class="pager" aria-label="${t.morePages}">${page > 1 ? html`<a rel="prev" href="?pages=${page - 1}">${t.previous}</a>` : ''}${pages.last_page ? '' : html`<a rel="next" href="?pages=${page + 1}">${t.next}</a>`}</nav>`
     : '';
   return view.page({ title: note.title, crumbs: [{ label: note.team.name, href: note.team.html_url }, { label: note.title }], operation: 'getNote' }, html`
+<h1><img class="avatar" src="${note.avatar_url}" alt="">${note.title}</h1>
 <div class="layout"><nav class="card tree" aria-label="${t.pageTree}"><h2>${t.pages}</h2>${pageTree(view.locale, pages.pages)}${more}</nav>
-<div><div class="card"><h1><img class="avatar" src="${note.avatar_url}" alt="">${note.title}</h1>
-<p class="meta"><span class="badge">${note.is_private ? t.privateNote : t.publicNote}</span> ${note.team.name} / ${note.name}</p>${forked}
+<div><div class="card"><p class="meta"><span class="badge">${note.is_private ? t.privateNote : t.publicNote}</span> ${note.team.name} / ${note.name}</p>${forked}
 <div class="content">${trusted(note.description_html)}</div></div>
 <div class="card"><p><span class="badge">${t.issues}: <span data-count="issues">${issues.total ?? 0}</span></span> <span class="badge">${t.requests}: <span data-count="requests">${requests.total ?? 0}</span></span></p></div></div></div>`);
 }

@@ -1,10 +1,9 @@
 // A page (content, breadcrumbs, children, comments), its history, any version, and the diff between two versions.
 import type { Page } from '../../../../generated/client/types.gen.ts';
-import { sanitizeHtml } from '../../notes/description.ts';
 import { noteName } from '../../notes/note.presenter.ts';
 import { html, trusted } from '../html.ts';
 import { noteCrumbs } from './note.ts';
-import { list, pager, userLink, when } from './parts.ts';
+import { list, pager, stored, userLink, when } from './parts.ts';
 import { seg } from './view.ts';
 import type { View } from './view.ts';
 
@@ -27,10 +26,10 @@ export async function pageView(view: View, team: string, note: string, pageId: n
   const comments = (await view.run('listPageComments', 'page', `${apiPath}/comments`, path, { per_page: 100 })).body;
   return view.page({ title: page.title, crumbs: pageCrumbs(page), operation: 'getPage' }, html`
 <article class="card"><h1>${page.title}</h1><p class="meta">${t.updated} ${when(view.locale, page.updated_at)} · <a href="${historyUrl(page)}">${t.history}</a></p>
-<div class="content">${trusted(sanitizeHtml(page.content))}</div></article>
+<div class="content">${stored(page.content)}</div></article>
 <nav class="card" aria-label="${t.children}"><h2>${t.children}</h2>${list(view.locale, (page.children ?? []).map((child) => html`<li><a href="${child.html_url}">${child.title}</a></li>`))}</nav>
 <section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}</p><div class="content">${trusted(sanitizeHtml(comment.comment))}</div></div>`)}</section>`);
+    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`);
 }
 
 export async function historyView(view: View, team: string, note: string, pageId: number) {
@@ -60,7 +59,7 @@ export async function versionView(view: View, team: string, note: string, pageId
 <div class="card"><h1>${version.title} <span class="badge">${t.version} #${version.index}</span></h1>
 <p class="meta">${userLink(version.user, view.locale)} · ${when(view.locale, version.created_at)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p></div>
 <section class="card"><h2>${t.compareWithPrevious}</h2>${trusted(version.diff)}</section>
-<article class="card"><div class="content">${trusted(sanitizeHtml(version.content))}</div></article>`);
+<article class="card"><div class="content">${stored(version.content)}</div></article>`);
 }
 
 /** `?a=<version id>&b=<version id>` as diffPageVersions takes them (b: the newest, a: the one before b, by default). */

@@ -1,6 +1,7 @@
 // Pieces several views share: a time with its time_ago, a user, a list pager, a log entry or notification line.
 import type { Log, Notification, User } from '../../../../generated/client/types.gen.ts';
-import { html, type Html, type Renderable } from '../html.ts';
+import { sanitizeHtml } from '../../notes/description.ts';
+import { html, trusted, type Html, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 
 export function when(locale: Locale, iso: string, ago?: string): Html {
@@ -35,4 +36,12 @@ export function notificationLine(locale: Locale, notification: Notification): Ht
 
 export function list(locale: Locale, items: Html[], className = ''): Renderable {
   return items.length === 0 ? html`<p class="muted">${locale.t.nothing}</p>` : html`<ul class="${className}">${items}</ul>`;
+}
+
+/**
+ * Stored HTML (page content, comments, conflict regions) as shown: through the sanitizer every rendered field goes
+ * through, then its headings one level down (h1 -> h2, ..., h6 stays), under the view's own <h1>.
+ */
+export function stored(markup: string): Html {
+  return trusted(sanitizeHtml(markup).replace(/<(\/?)h([1-6])>/g, (_tag, slash: string, level: string) => `<${slash}h${Math.min(6, Number(level) + 1)}>`));
 }

@@ -1,10 +1,9 @@
 // An issue with its comments; a request with its pages, their diffs, its merge state and its conflicts.
 import type { MergeConflict, Request } from '../../../../generated/client/types.gen.ts';
-import { sanitizeHtml } from '../../notes/description.ts';
 import { html, trusted } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
-import { userLink, when } from './parts.ts';
+import { stored, userLink, when } from './parts.ts';
 import { seg, type View } from './view.ts';
 
 export async function issueView(view: View, team: string, note: string, index: number) {
@@ -18,7 +17,7 @@ export async function issueView(view: View, team: string, note: string, index: n
 <p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
 <div class="content">${trusted(issue.description_html)}</div></article>
 <section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}</p><div class="content">${trusted(sanitizeHtml(comment.comment))}</div></div>`)}</section>`);
+    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`);
 }
 
 function state(locale: Locale, request: Request) {
@@ -32,7 +31,7 @@ function state(locale: Locale, request: Request) {
 /** The disputed stretches, region by region: the base and both sides, each shown through the sanitizer. */
 function conflict(locale: Locale, item: MergeConflict) {
   const { t } = locale;
-  const side = (label: string, markup: string) => html`<section><h4>${label}</h4>${item.kind === 'tree' ? html`<code>${markup || '—'}</code>` : html`<div class="content">${trusted(sanitizeHtml(markup))}</div>`}</section>`;
+  const side = (label: string, markup: string) => html`<section><h4>${label}</h4>${item.kind === 'tree' ? html`<code>${markup || '—'}</code>` : html`<div class="content">${stored(markup)}</div>`}</section>`;
   return html`<div class="conflict" data-kind="${item.kind}"><h3>${t.conflicts}: ${item.kind}</h3>${item.regions.map((region, index) =>
     html`<h4>${t.region} ${index + 1}</h4><div class="regions">${side(t.base, region.base)}${side(t.ours, region.ours)}${side(t.theirs, region.theirs)}</div>`)}</div>`;
 }
