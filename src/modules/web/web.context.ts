@@ -77,7 +77,12 @@ export async function runOperation<Id extends OperationId, S extends ScopeKind>(
   const request = Object.create(req, { url: { value: apiPath }, method: { value: 'GET' } }) as Request;
   const response = Object.create(res, {
     setHeader: { value: (name: string, value: unknown) => (kept.set(name.toLowerCase(), String(value)), response) },
-    set: { value: (name: string, value: unknown) => (kept.set(name.toLowerCase(), String(value)), response) },
+    set: {
+      value: (name: string | Record<string, unknown>, value?: unknown) => {
+        for (const [key, item] of typeof name === 'string' ? [[name, value] as const] : Object.entries(name)) kept.set(key.toLowerCase(), String(item));
+        return response;
+      },
+    },
   }) as Response;
   const context: HandlerContext = {
     em: req.em, caller, config: services.config, urls: services.urls, log: req.log, request, response, memory: services.memory,
