@@ -22,7 +22,7 @@ import { createUrls } from './http/urls.ts';
 import { operations } from './http/operations.ts';
 import { subscribeAll } from './modules/subscribers.ts';
 import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
-import { htmlRoutes } from './modules/html/html.routes.ts';
+import { webRoutes } from './modules/web/web.routes.ts';
 import { oauthRoutes } from './modules/oauth/oauth.routes.ts';
 import { systemRoutes } from './modules/system/system.routes.ts';
 
@@ -78,7 +78,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
   app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
 
-  app.use(htmlRoutes(services));
+  // the browser views behind html_url (session cookie or bearer token; a cookie never reaches /api/v1 above)
+  app.use(webRoutes(services));
   app.use((req, _res, next) => next(new HttpError(404, 'not_found', `nothing at ${req.path}`)));
   app.use(problemDetails);
   return app;

@@ -1,4 +1,4 @@
-// Absolute URLs of everything the API links to, built from PUBLIC_URL. Each one is served (see modules/html and
+// Absolute URLs of everything the API links to, built from PUBLIC_URL. Each one is served (see modules/web and
 // modules/avatars), so no link the API hands out answers 404.
 export type Urls = ReturnType<typeof createUrls>;
 

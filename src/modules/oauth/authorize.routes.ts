@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { OAuthSettings } from '../../config.ts';
 import { checkCredentials } from '../auth/passwords.ts';
-import { escapeHtml } from '../html/html.routes.ts';
+import { escapeHtml } from '../web/html.ts';
 import type { Sessions, SignedIn } from '../sessions/sessions.ts';
 import type { User } from '../users/user.entity.ts';
 import { findClient } from './clients.ts';
@@ -71,7 +71,9 @@ function requestProblem({ client, parameters }: Known): [string, string] | undef
 }
 
 const authorizePath = (parameters: Parameters) => `/oauth/authorize?${new URLSearchParams(parameters as Record<string, string>).toString()}`;
-const safeReturnTo = (value: unknown) => (typeof value === 'string' && value.startsWith('/oauth/authorize?') && value.length < 8000 ? value : undefined);
+/** Where sign-in returns to: the authorization request, or a browser view of this site (a local path, never /api/). */
+const safeReturnTo = (value: unknown) =>
+  typeof value === 'string' && value.length < 8000 && (value.startsWith('/oauth/authorize?') || /^\/(?![/\\]|api\/|oauth\/)[^\s\\]*$/.test(value)) ? value : undefined;
 
 export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Sessions; limits: SignInLimits }): express.Router {
   const { settings, sessions, limits } = options;
@@ -97,7 +99,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
   }
 
   async function showSignIn(req: express.Request, res: express.Response, status: number, returnTo: string, extra: { login?: string; message?: string } = {}) {
-    const returning = await identify(req.em, Object.fromEntries(new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1))));
+    const returning = returnTo.startsWith('/oauth/authorize?') ? await identify(req.em, Object.fromEntries(new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)))) : 'a view';
     const known = typeof returning === 'string' ? undefined : returning;
     const page = signInPage({ csrfToken: sessions.csrfToken(req, res, undefined), returnTo, appName: known?.client.name, ...extra });
     sendPage(res, status, 'Sign in', page, known?.redirectUri);

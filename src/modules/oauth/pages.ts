@@ -2,7 +2,8 @@
 // known. Small, no script, no inline style: the Content-Security-Policy forbids both. `form-action` names the app's
 // redirect URI origin too, because a browser applies it to the redirects that follow a form's submission.
 import type { Response } from 'express';
-import { escapeHtml, htmlSecurityHeaders } from '../html/html.routes.ts';
+import { escapeHtml } from '../web/html.ts';
+import { htmlSecurityHeaders } from '../web/layout.ts';
 
 function formActionSources(redirectUri: string | undefined): string {
   if (!redirectUri) return "'self'";

@@ -1,0 +1,62 @@
+// The interface text of the browser views in the reader's language: the signed-in user's `lang` setting, and for
+// a browser that is not signed in (the 404 page, the sign-in redirect) its Accept-Language. Dates are formatted by
+// Intl; `time_ago` is the notifications module's (one wording for the API and the views).
+import type { Request } from 'express';
+import { timeAgo, type Language } from '../notifications/time-ago.ts';
+
+const en = {
+  signOut: 'Sign out', signedInAs: 'Signed in as', activity: 'Activity', notifications: 'Notifications', apiReference: 'API reference',
+  teams: 'Teams', notes: 'Notes', members: 'Members', managers: 'Managers', recentActivity: 'Recent activity', nothing: 'Nothing yet.',
+  pages: 'Pages', morePages: 'More pages', issues: 'Issues', requests: 'Requests', forkedFrom: 'Forked from', privateNote: 'Private',
+  publicNote: 'Public', children: 'Pages below', comments: 'Comments', history: 'History', version: 'Version', author: 'Author',
+  when: 'When', compare: 'Changes', compareWithPrevious: 'Changes from the version before', current: 'Current page',
+  diff: 'Changes', from: 'from', to: 'to', issue: 'Issue', done: 'Done', open: 'Open', assignee: 'Assigned to', nobody: 'nobody',
+  request: 'Request', state: 'State', mergeable: 'Can be merged', notMergeable: 'Cannot be merged without a decision',
+  conflicts: 'Conflicts', region: 'Region', base: 'Base', ours: 'Original (ours)', theirs: 'Fork (theirs)', merged: 'Merged',
+  closed: 'Closed', opened: 'Open', wip: 'Work in progress', unread: 'unread', previous: 'Previous', next: 'Next', page: 'Page',
+  notFoundTitle: 'Not found', notFoundText: 'There is nothing here, or you may not see it.', errorTitle: 'Something went wrong',
+  home: 'Home', by: 'by', updated: 'updated', team: 'Team', note: 'Note', fork: 'Fork', classification: 'Standing', kind: 'Kind',
+  into: 'into', noDiff: 'No change.', deleted: 'deleted', skipToContent: 'Skip to the content', breadcrumbs: 'Breadcrumbs',
+  pageTree: 'Page tree', main: 'Site',
+};
+export type Strings = typeof en;
+
+const ja: Strings = {
+  signOut: 'サインアウト', signedInAs: 'サインイン中:', activity: 'アクティビティ', notifications: '通知', apiReference: 'APIリファレンス',
+  teams: 'チーム', notes: 'ノート', members: 'メンバー', managers: '管理者', recentActivity: '最近のアクティビティ', nothing: 'まだありません。',
+  pages: 'ページ', morePages: '続きのページ', issues: '課題', requests: 'リクエスト', forkedFrom: 'フォーク元', privateNote: '非公開',
+  publicNote: '公開', children: '子ページ', comments: 'コメント', history: '履歴', version: 'バージョン', author: '作成者',
+  when: '日時', compare: '差分', compareWithPrevious: '前のバージョンとの差分', current: '現在のページ',
+  diff: '差分', from: '比較元', to: '比較先', issue: '課題', done: '完了', open: '未完了', assignee: '担当者', nobody: 'なし',
+  request: 'リクエスト', state: '状態', mergeable: 'マージできます', notMergeable: '判断なしではマージできません',
+  conflicts: '競合', region: '箇所', base: '共通の元', ours: '元のノート (ours)', theirs: 'フォーク (theirs)', merged: 'マージ済み',
+  closed: 'クローズ', opened: 'オープン', wip: '作業中', unread: '未読', previous: '前へ', next: '次へ', page: 'ページ',
+  notFoundTitle: '見つかりません', notFoundText: 'ここには何もないか、見る権限がありません。', errorTitle: 'エラーが発生しました',
+  home: 'ホーム', by: '作成者', updated: '更新', team: 'チーム', note: 'ノート', fork: 'フォーク', classification: '状況', kind: '種類',
+  into: 'マージ先', noDiff: '変更はありません。', deleted: '削除', skipToContent: '本文へ移動', breadcrumbs: 'パンくずリスト',
+  pageTree: 'ページツリー', main: 'サイト',
+};
+
+const tables: Record<Language, Strings> = { en, ja };
+
+export type Locale = { language: Language; t: Strings; ago(iso: string): string; date(iso: string): string };
+
+const dateFormats: Record<Language, Intl.DateTimeFormat> = {
+  en: new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }),
+  ja: new Intl.DateTimeFormat('ja', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }),
+};
+
+export function localeOf(language: Language): Locale {
+  const now = new Date();
+  return {
+    language,
+    t: tables[language],
+    ago: (iso) => timeAgo(new Date(iso), now, language),
+    date: (iso) => `${dateFormats[language].format(new Date(iso))} UTC`,
+  };
+}
+
+/** The first of `en`/`ja` the browser's Accept-Language prefers; `en` otherwise. */
+export function browserLanguage(req: Request): Language {
+  return req.acceptsLanguages('en', 'ja') === 'ja' ? 'ja' : 'en';
+}

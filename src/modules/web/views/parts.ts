@@ -1,0 +1,47 @@
+// Pieces several views share: a time with its time_ago, a user, a list pager, a log entry or notification line.
+import type { Log, Notification, User } from '../../../../generated/client/types.gen.ts';
+import { sanitizeHtml } from '../../notes/description.ts';
+import { html, trusted, type Html, type Renderable } from '../html.ts';
+import type { Locale } from '../i18n.ts';
+
+export function when(locale: Locale, iso: string, ago?: string): Html {
+  return html`<time datetime="${iso}" title="${locale.date(iso)}">${ago ?? locale.ago(iso)}</time>`;
+}
+
+export function userLink(user: Pick<User, 'html_url' | 'username' | 'name'> | null | undefined, locale: Locale): Renderable {
+  if (!user) return locale.t.nobody;
+  return html`<a href="${user.html_url}">${user.name}</a> <span class="muted">@${user.username}</span>`;
+}
+
+/** Previous/next links for a list shown `perPage` at a time, with `parameter` naming the page in the view's query. */
+export function pager(locale: Locale, base: string, page: number, perPage: number, total: number | undefined, parameter = 'page'): Renderable {
+  if (total === undefined || total <= perPage) return '';
+  const last = Math.max(1, Math.ceil(total / perPage));
+  const link = (target: number) => `${base}${base.includes('?') ? '&' : '?'}${parameter}=${target}`;
+  return html`<nav class="pager" aria-label="${locale.t.page}">${page > 1 ? html`<a href="${link(page - 1)}" rel="prev">${locale.t.previous}</a>` : ''}<span>${locale.t.page} ${page} / ${last}</span>${page < last ? html`<a href="${link(page + 1)}" rel="next">${locale.t.next}</a>` : ''}</nav>`;
+}
+
+type Linked = { html_url: string } | null | undefined;
+const target = (item: { request?: Linked; issue?: Linked; page?: Linked; note?: Linked }) => item.request ?? item.issue ?? item.page ?? item.note ?? undefined;
+
+export function logLine(locale: Locale, log: Log): Html {
+  const link = target(log as never);
+  return html`<li>${when(locale, log.created_at, log.time_ago)} · <a href="${log.user.html_url}">${log.user.username}</a> <span class="badge">${log.type} ${log.action}</span> ${link ? html`<a href="${link.html_url}">${log.title}</a>` : log.title}</li>`;
+}
+
+export function notificationLine(locale: Locale, notification: Notification): Html {
+  const link = target(notification as never);
+  return html`<li>${when(locale, notification.created_at, notification.time_ago)} · ${notification.is_read ? '' : html`<span class="badge ok">${locale.t.unread}</span> `}<a href="${notification.from_user.html_url}">${notification.from_user.username}</a> <span class="badge">${notification.event}</span> ${link ? html`<a href="${link.html_url}">${notification.title}</a>` : notification.title}</li>`;
+}
+
+export function list(locale: Locale, items: Html[], className = ''): Renderable {
+  return items.length === 0 ? html`<p class="muted">${locale.t.nothing}</p>` : html`<ul class="${className}">${items}</ul>`;
+}
+
+/**
+ * Stored HTML (page content, comments, conflict regions) as shown: through the sanitizer every rendered field goes
+ * through, then its headings one level down (h1 -> h2, ..., h6 stays), under the view's own <h1>.
+ */
+export function stored(markup: string): Html {
+  return trusted(sanitizeHtml(markup).replace(/<(\/?)h([1-6])>/g, (_tag, slash: string, level: string) => `<${slash}h${Math.min(6, Number(level) + 1)}>`));
+}

@@ -1,0 +1,117 @@
+// The browser views over plain HTTP (the real browser walk is test/browser/web-views.test.ts): the sign-in
+// redirect and the way back, the session cookie's flags, a cookie never authorizing /api/v1, the 404 page, and what
+// a view costs: the statements of the API reads it presents, plus the session's own lookup.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { makeNote, makePage, makePageComment, type Actor } from '../support/factories.ts';
+import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
+import { makeScenario, type Scenario } from '../support/scenario.ts';
+
+let app: TestApp;
+let cast: Scenario<'open' | 'secret'>;
+let member: Actor;
+let password: string;
+const HTML = { Accept: 'text/html' };
+
+beforeAll(async () => {
+  app = await startTestApp({}, { countQueries: true });
+  cast = await makeScenario(app, { team: 'deck', notes: { open: { title: 'Open note', slug: 'open' }, secret: { isPrivate: true, slug: 'secret' } } });
+  member = cast.member;
+  password = await givePassword(app, member.user, 'a member password');
+});
+afterAll(async () => app?.close());
+
+async function signedIn(): Promise<CookieBrowser> {
+  const browser = new CookieBrowser(app.baseUrl);
+  const view = await browser.get('/deck/open');
+  expect(view.status).toBe(303);
+  expect(view.location).toBe('/oauth/sign-in?return_to=%2Fdeck%2Fopen');
+  const form = await browser.get(view.location!);
+  expect(form.status).toBe(200);
+  const fields = hiddenFields(form.text);
+  expect(fields.return_to).toBe('/deck/open');
+  const back = await browser.post('/oauth/sign-in', { ...fields, login: member.user.username, password });
+  expect([back.status, back.location]).toEqual([303, '/deck/open']);
+  return browser;
+}
+
+describe('signing in for the views', () => {
+  it('sends an anonymous browser to the sign-in page and back; the cookie is HttpOnly and SameSite=Lax', async () => {
+    const browser = new CookieBrowser(app.baseUrl);
+    await browser.get('/oauth/sign-in');
+    const answer = await fetch(`${app.baseUrl}/oauth/sign-in`, {
+      method: 'POST', redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
+      body: new URLSearchParams({ csrf_token: browser.cookies.get('notes_csrf')!, return_to: '/deck/open', login: member.user.username, password }).toString(),
+    });
+    const cookie = answer.headers.getSetCookie().find((text) => text.startsWith('notes_session='))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).not.toMatch(/Secure/); // served over http here; Secure when PUBLIC_URL is https (sessions.ts)
+    const view = await (await signedIn()).get('/deck/open');
+    expect(view.status).toBe(200);
+    expect(view.text).toContain('<h1><img class="avatar" src=');
+    expect(view.text).toContain('Open note');
+  });
+
+  it('returns only to a local view or an authorization request, never elsewhere or to /api/', async () => {
+    const browser = new CookieBrowser(app.baseUrl);
+    for (const target of ['https://evil.example/', '//evil.example/x', '/api/v1/me', '/\\evil.example']) {
+      const form = await browser.get(`/oauth/sign-in?return_to=${encodeURIComponent(target)}`);
+      expect(hiddenFields(form.text).return_to, target).toBe('');
+    }
+  });
+
+  it('a session cookie never authorizes /api/v1: 401 without a bearer token, and the token decides with one', async () => {
+    const browser = await signedIn();
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    expect((await fetch(`${app.baseUrl}/api/v1/me`, { headers: { Cookie: cookie } })).status).toBe(401);
+    const other = await fetch(`${app.baseUrl}/api/v1/me`, { headers: { Cookie: cookie, Authorization: `Bearer ${cast.outsider.token}` } });
+    expect((await other.json()).username).toBe(cast.outsider.user.username);
+  });
+});
+
+describe('the 404 page', () => {
+  it('is the same for a private note of another team and for no note; API clients keep the problem document', async () => {
+    const outsider = cast.outsider;
+    const hidden = await outsider.client.get('/deck/secret', { headers: HTML });
+    const none = await outsider.client.get('/deck/no-such-note', { headers: HTML });
+    expect([hidden.status, none.status]).toEqual([404, 404]);
+    expect(hidden.headers.get('content-type')).toContain('text/html');
+    expect(hidden.text).toBe(none.text);
+    expect(hidden.text).not.toContain('secret');
+    const problem = await outsider.client.get('/deck/secret');
+    expect([problem.status, problem.headers.get('content-type')]).toEqual([404, 'application/problem+json; charset=utf-8']);
+  });
+});
+
+describe('what a view costs', () => {
+  it('a page view: the statements of getPage and listPageComments, plus the session lookup', async () => {
+    const note = await makeNote(app, cast.team, cast.manager.user, { title: 'Costs', slug: 'costs' });
+    const [a, b] = [await makePage(app, note, member, { title: 'A' }), await makePage(app, note, member, { title: 'B' })];
+    for (const page of [a, b]) await makePageComment(page, member, { comment: `on ${page.title}` });
+    const browser = await signedIn();
+    await member.client.get('/api/v1/me'); // the token is in the cache, as for any API client after its first call
+    const view = await app.countQueries(async () => expect((await browser.get(`/deck/costs/${a.id}`)).status).toBe(200));
+    const api = await app.countQueries(async () => {
+      expect((await member.client.get(`/api/v1/deck/costs/${b.id}`)).status).toBe(200);
+      expect((await member.client.get(`/api/v1/deck/costs/${b.id}/comments`, { query: { per_page: '100' } })).status).toBe(200);
+    });
+    expect(view).toBe(api + 1);
+  });
+
+  it('a note view: getNote, listPages, and the totals of listIssues and listRequests, plus the session lookup', async () => {
+    for (const slug of ['shape-1', 'shape-2']) {
+      const note = await makeNote(app, cast.team, cast.manager.user, { title: slug, slug });
+      const top = await makePage(app, note, member, { title: 'Top' });
+      await makePage(app, note, member, { title: 'Under', parent: top.id });
+    }
+    const browser = await signedIn();
+    await member.client.get('/api/v1/me');
+    const view = await app.countQueries(async () => expect((await browser.get('/deck/shape-1')).status).toBe(200));
+    const api = await app.countQueries(async () => {
+      for (const path of ['', '/pages', '/issues?per_page=1', '/requests?per_page=1']) expect((await member.client.get(`/api/v1/deck/shape-2${path}`)).status).toBe(200);
+    });
+    expect(view).toBe(api + 1);
+  });
+});

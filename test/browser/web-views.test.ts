@@ -1,0 +1,234 @@
+// The browser views behind html_url in a real browser (headless Chromium through playwright-core, installed by
+// scripts/run-tests.sh where missing, as for oauth-sign-in.test.ts): an anonymous browser is sent to the sign-in
+// page and back; signed in, it walks user -> team -> note -> page -> history -> diff -> a request with a conflict,
+// and sees the version, the issue, the activity and the notifications. Each view's HTML (as the server sent it)
+// is validated by html-validate and weighs under 50 KB; axe-core, injected into each view, finds 0 violations. An
+// outsider gets the 404 page for a private note of another team, the same page as for a note that does not exist.
+// The session cookie never authorizes /api/v1. Screenshots: test-artifacts/screenshots/<database>-<n>-<view>.png
+// (gitignored), for a person to look at.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { HtmlValidate } from 'html-validate';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { makeIssue, makePage, makePageComment, makeUser, type Actor } from '../support/factories.ts';
+import { forkNote } from '../support/forks.ts';
+import { givePassword } from '../support/oauth.ts';
+import { Note } from '../../src/modules/notes/note.entity.ts';
+import { User } from '../../src/modules/users/user.entity.ts';
+import { makeScenario, type Scenario } from '../support/scenario.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const artifacts = path.resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'screenshots');
+const database = process.env.TEST_DATABASE ?? 'pglite';
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+// SRI is asked of cross-origin resources only: the one stylesheet is this site's own
+const validator = new HtmlValidate({ extends: ['html-validate:standard', 'html-validate:document'], rules: { 'require-sri': ['error', { target: 'crossorigin' }] } });
+const asBrowser = { headers: { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } };
+
+const DEPLOY = '<h1>Deploy</h1>\n<p>Run make deploy from a clean checkout.</p>\n<p>Then check the dashboard.</p>\n';
+
+let app: TestApp;
+let browser: Browser;
+let cast: Scenario<'secret'>;
+let manager: Actor;
+let password: string;
+let shot = 0;
+const s = {} as { note: { slug: string }; deploy: { id: number; html_url: string }; requestUrl: string; issueUrl: string; secretUrl: string };
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run the tests through scripts/run-tests.sh (make test), which installs it, or apt-get install chromium`);
+  mkdirSync(artifacts, { recursive: true });
+  app = await startTestApp();
+  cast = await makeScenario(app, { team: 'crew', usernames: { manager: 'mona', member: 'milo', outsider: 'otto', reader: 'rita' }, notes: { secret: { isPrivate: true, title: 'Secret plans' } } });
+  manager = cast.manager;
+  password = await givePassword(app, manager.user, 'a browser password');
+  await givePassword(app, cast.outsider.user, 'an outsider password');
+  // a public note with a page tree, a comment, a second version, an issue, and a request from a fork that conflicts
+  const note = await manager.client.post('/api/v1/notes', { json: { note: { title: 'Runbook', slug: 'runbook', team: 'crew', description: 'How we *ship*' } } });
+  expect(note.status, note.text).toBe(200);
+  s.note = note.body;
+  const entity = await app.em().findOneOrFail(Note, { id: note.body.id });
+  const deploy = await makePage(app, entity, cast.member, { title: 'Deploy', content: DEPLOY });
+  s.deploy = deploy;
+  await makePage(app, entity, cast.member, { title: 'Rollback', content: '<p>Undo the last deploy.</p>', parent: deploy.id });
+  await makePageComment(deploy, cast.member, { comment: 'Should we tag first?', mentions: ['mona'] });
+  s.issueUrl = (await makeIssue(app, entity, cast.member, { title: 'Document the rollback', description: 'Steps are <b>missing</b>', to_user: 'mona' })).html_url;
+  const fork = await forkNote(app, entity, cast.outsider);
+  const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, deploy.id]);
+  const edit = await cast.outsider.client.put(`/api/v1/otto/${fork.id}/${copy!.id}`, { json: { page: { content: DEPLOY.replace('clean checkout', 'tagged release') } } });
+  expect(edit.status, edit.text).toBe(200);
+  const [version] = await app.em().execute<{ id: number }[]>('select id from page_versions where page_id = ? order by index desc limit 1', [copy!.id]);
+  const request = await cast.outsider.client.post(`/api/v1/otto/${fork.id}/requests`, { json: { page_versions: [version!.id] } });
+  expect(request.status, request.text).toBe(200);
+  s.requestUrl = request.body.html_url;
+  const upstream = await cast.member.client.put(`/api/v1/crew/runbook/${deploy.id}`, { json: { page: { content: DEPLOY.replace('clean checkout', 'fresh clone') } } });
+  expect(upstream.status, upstream.text).toBe(200);
+  s.secretUrl = `${app.baseUrl}/crew/${cast.notes.secret.slug}`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+/** Signs in through the sign-in page the anonymous browser is sent to, and answers the page it comes back to. */
+async function signIn(context: BrowserContext, start: string, login: string, secret: string): Promise<Page> {
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  await page.goto(start);
+  expect(new URL(page.url()).pathname).toBe('/oauth/sign-in');
+  expect(await page.locator('h1').textContent()).toBe('Sign in');
+  await page.fill('#login', login);
+  await page.fill('#password', secret);
+  await Promise.all([page.waitForURL(start), page.click('button[type=submit]')]);
+  return page;
+}
+
+/** The view now shown: valid HTML (as the server sent it), under 50 KB, 0 axe violations; a screenshot kept. */
+async function check(context: BrowserContext, page: Page, name: string, status = 200): Promise<string> {
+  const answer = await context.request.get(page.url(), { maxRedirects: 0, ...asBrowser });
+  expect(answer.status(), page.url()).toBe(status);
+  const text = await answer.text();
+  expect(Buffer.byteLength(text), `${name} weighs`).toBeLessThan(50 * 1024);
+  expect(text).not.toMatch(/<script|\sstyle=|\son[a-z]+=/i);
+  const report = await validator.validateString(text);
+  expect(report.results.flatMap((result) => result.messages.map((message) => `${message.ruleId}: ${message.message}`)), `${name} HTML`).toEqual([]);
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run();
+    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
+  });
+  expect(violations, `${name} accessibility`).toEqual([]);
+  shot += 1;
+  await page.screenshot({ path: path.join(artifacts, `${database}-${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  return text;
+}
+
+const main = (page: Page) => page.locator('main').innerText();
+
+describe('the browser views', () => {
+  it('sign in, then user -> team -> note -> page -> history -> diff -> request with a conflict, and the other views', async () => {
+    const context = await browser.newContext();
+    const csp: string[] = [];
+    const page = await signIn(context, `${app.baseUrl}/users/mona`, 'mona', password);
+    page.on('console', (message) => csp.push(message.text()));
+    const cookie = (await context.cookies()).find((item) => item.name === 'notes_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: false });
+
+    // user: name, teams, notes, recent activity
+    expect(await page.locator('h1').innerText()).toContain('mona Name');
+    expect(await page.locator('main section, main .card').nth(1).innerText()).toContain('crew');
+    expect(await main(page)).toContain('Runbook');
+    await check(context, page, 'user');
+
+    // team: managers and members, notes (the private one too: mona is its team's manager)
+    await Promise.all([page.waitForURL(`${app.baseUrl}/teams/crew`), page.click('main a[href$="/teams/crew"]')]);
+    const team = await main(page);
+    expect(team).toContain('Managers');
+    expect(team).toContain('milo Name');
+    expect(team).toContain('Secret plans');
+    await check(context, page, 'team');
+
+    // note: description, the page tree (Rollback under Deploy), the counts
+    await Promise.all([page.waitForURL(`${app.baseUrl}/crew/runbook`), page.click('main a[href$="/crew/runbook"]')]);
+    expect(await page.locator('.content').first().innerHTML()).toContain('How we *ship*');
+    expect(await page.locator('nav.tree li:has(> a:text("Deploy")) > ul > li > a').innerText()).toBe('Rollback');
+    expect(await page.locator('[data-count=issues]').innerText()).toBe('1');
+    expect(await page.locator('[data-count=requests]').innerText()).toBe('1');
+    await check(context, page, 'note');
+
+    // page: breadcrumbs, content (stored HTML, sanitized), children, comments
+    await Promise.all([page.waitForURL(s.deploy.html_url), page.click('nav.tree a:text("Deploy")')]);
+    expect(await page.locator('nav.crumbs li').allInnerTexts()).toEqual(['crew', 'Runbook', 'Deploy']);
+    expect(await page.locator('nav.crumbs a').last().getAttribute('href')).toBe(`${app.baseUrl}/crew/runbook`);
+    expect(await page.locator('article .content').innerText()).toContain('Run make deploy from a fresh clone.');
+    expect(await main(page)).toContain('Rollback');
+    expect(await page.locator('.comment').innerText()).toContain('Should we tag first?');
+    await check(context, page, 'page');
+
+    // history: two versions, newest first, with author and time
+    await Promise.all([page.waitForURL(`${s.deploy.html_url}/histories`), page.click('main a:text("History")')]);
+    const rows = page.locator('tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(0).innerText()).toMatch(/#2\s+Deploy\s+milo Name/);
+    expect(await rows.nth(0).locator('time').getAttribute('datetime')).toMatch(/^\d{4}-/);
+    await check(context, page, 'history');
+
+    // diff: the service's markup, a deleted and an inserted line with the changed words marked
+    await Promise.all([page.waitForURL(/\/histories\/diff\?a=\d+&b=\d+$/), page.click('tbody tr:first-child a:text("Changes from the version before")')]);
+    expect(await page.locator('.diff li.del strong').innerText()).toBe('clean checkout');
+    expect(await page.locator('.diff li.ins strong').innerText()).toBe('fresh clone');
+    expect(await page.locator('.diff li.del').evaluate((element) => getComputedStyle(element).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
+    await check(context, page, 'diff');
+
+    // a version
+    await page.goto(`${s.deploy.html_url}/histories/1`);
+    expect(await page.locator('h1').innerText()).toContain('#1');
+    expect(await page.locator('article .content').innerText()).toContain('clean checkout');
+    await check(context, page, 'version');
+
+    // the request: its page, its diff, not mergeable, the conflict region by region
+    await page.goto(s.requestUrl);
+    expect(await page.locator('h1').innerText()).toContain('request #1');
+    expect(await page.locator('[data-state]').innerText()).toBe('Open');
+    expect(await main(page)).toContain('Cannot be merged without a decision');
+    const regions = page.locator('.conflict[data-kind=content] .regions section');
+    expect(await regions.count()).toBe(3);
+    expect(await regions.nth(0).innerText()).toContain('clean checkout');
+    expect(await regions.nth(1).innerText()).toContain('fresh clone');
+    expect(await regions.nth(2).innerText()).toContain('tagged release');
+    expect(await page.locator('.request-page .diff li.ins').count()).toBeGreaterThan(0);
+    await check(context, page, 'request');
+
+    // the issue, the activity log, the notifications (mona was mentioned and assigned)
+    await page.goto(s.issueUrl);
+    expect(await page.locator('h1').innerText()).toContain('Document the rollback');
+    expect(await page.locator('article .content b').innerText()).toBe('missing');
+    await check(context, page, 'issue');
+    await Promise.all([page.waitForURL(`${app.baseUrl}/activity`), page.click('header a:text("Activity")')]);
+    expect(await page.locator('ul.feed li').count()).toBeGreaterThan(2);
+    await check(context, page, 'activity');
+    await Promise.all([page.waitForURL(`${app.baseUrl}/notifications`), page.click('header a:text("Notifications")')]);
+    expect(await main(page)).toContain('mention');
+    expect(await main(page)).toContain('assign');
+    await check(context, page, 'notifications');
+    expect(csp.filter((text) => /Content Security Policy|Refused/i.test(text))).toEqual([]);
+
+    // the cookie never authorizes the API
+    const api = await context.request.get(`${app.baseUrl}/api/v1/me`);
+    expect(api.status()).toBe(401);
+    await context.close();
+  }, 120_000);
+
+  it('shows an outsider the 404 page for a private note of another team, the same as for no note at all', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, `${app.baseUrl}/crew/runbook`, 'otto', 'an outsider password');
+    expect(await page.locator('h1').innerText()).toContain('Runbook');
+    const answer = await page.goto(s.secretUrl);
+    expect(answer!.status()).toBe(404);
+    expect(await page.locator('h1').innerText()).toBe('Not found');
+    expect(await page.content()).not.toContain('Secret plans');
+    const hidden = await check(context, page, 'not-found', 404);
+    const none = await context.request.get(`${app.baseUrl}/crew/no-such-note`, asBrowser);
+    expect(none.status()).toBe(404);
+    expect((await none.text()).replace(/<title>.*<\/title>/, '')).toBe(hidden.replace(/<title>.*<\/title>/, ''));
+    await context.close();
+  });
+
+  it('speaks the reader\'s language: a Japanese user, and Accept-Language before sign-in', async () => {
+    await makeUser(app, 'jun', { lang: 'ja' });
+    const jun = await app.em().findOneOrFail(User, { username: 'jun' });
+    const secret = await givePassword(app, jun, 'a japanese password');
+    const context = await browser.newContext({ locale: 'ja-JP' });
+    const page = await signIn(context, `${app.baseUrl}/notifications`, 'jun', secret);
+    expect(await page.locator('html').getAttribute('lang')).toBe('ja');
+    expect(await page.locator('h1').innerText()).toBe('通知');
+    await page.goto(`${app.baseUrl}/crew/${cast.notes.secret.slug}`);
+    expect(await page.locator('h1').innerText()).toBe('見つかりません');
+    await context.close();
+  });
+});
