@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperationId, Operations } from '../../generated/operations.gen.ts';
 import type { Config } from '../config.ts';
 import type { Caller } from '../modules/access/caller.ts';
+import type { Requirement } from '../modules/access/policy.ts';
 import type { ScopeKind, ScopeOf } from '../modules/access/scope.ts';
 import type { PageViewCache } from '../modules/pages/page-view.cache.ts';
 import type { TeamMembers } from '../modules/teams/teams.loader.ts';
@@ -77,15 +78,21 @@ export type Handler<Id extends OperationId, S extends ScopeKind> = (
 export type OperationDefinition<Id extends OperationId, S extends ScopeKind = ScopeKind> = {
   readonly id: Id;
   readonly scope: S;
+  /** The policy action the operation requires (policy.ts), read by the wrapper and by the role matrix test. */
+  readonly action: Requirement;
   readonly handle: Handler<Id, S>;
 };
 
+/**
+ * `action` is required: the wrapper authorizes an action asked of nothing or of the note in scope before the handler
+ * runs (`authorizeDeclared`); for one about an object (a comment's author) the handler calls `authorize` with it.
+ */
 export function defineOperation<Id extends OperationId, S extends ScopeKind>(
   id: Id,
-  options: { scope: S },
+  options: { scope: S; action: Requirement },
   handle: Handler<Id, S>,
 ): OperationDefinition<Id, S> {
-  return { id, scope: options.scope, handle };
+  return { id, scope: options.scope, action: options.action, handle };
 }
 
 /** An operation the document describes that is not built yet: it answers 501 `not_implemented`. */
