@@ -7,7 +7,7 @@
 //   anonymous 401; a read-scoped token on a write 403 insufficient_scope; a note the caller may not read 404; an
 //   action the policy refuses 403; otherwise a 2xx.
 // A 2xx where a refusal was due, or a body naming the private note, is a leak. An operation with no sample request or
-// no declared action cannot be classified and fails the test.
+// no declared action cannot be classified and fails the test. MATRIX_LOG=1 prints every cell (expected, answered).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationDefinition } from '../../src/http/handler.ts';
@@ -237,6 +237,7 @@ async function runCell(operation: Operation, column: Column, tally: Tally): Prom
   tally.expected[expected.status] = (tally.expected[expected.status] ?? 0) + 1;
   const label = `${operation.id} as ${column}: ${sample.method} ${sample.path} answered ${answer.status}, expected ${expected.status} (${expected.why}) ${answer.text.slice(0, 200)}`;
   const ok = answer.status >= 200 && answer.status < 300;
+  if (process.env.MATRIX_LOG) console.log(`cell ${operation.id} ${column} ${expected.status} ${answer.status}`);
   if (answer.status >= 500) tally.serverErrors.push(label);
   if (answer.text.includes(MARKER)) tally.leaks.push(`${label} [the body names the private note]`);
   if (expected.status === 'success') {
