@@ -1,7 +1,8 @@
-// The shape of an operation handler, typed from the document: `defineOperation('getPage', { scope: 'page' }, fn)`
-// gets the operation's validated input (path, query, body and the headers the document names, typed by the
-// generated `<Operation>Data`), the scope the request names (caller, team, note, page: loaded once, before the
-// handler runs) and a context, and returns what the operation answers (typed by `<Operation>Responses`): the JSON
+// The shape of an operation handler, typed from the document:
+// `defineOperation('getPage', { scope: 'page', action: 'note.read' }, fn)` declares the policy action the operation
+// requires (policy.ts; the role matrix test reads it) and gets the operation's validated input (path, query, body and
+// the headers the document names, typed by the generated `<Operation>Data`), the scope the request names (caller,
+// team, note, page: loaded once, before the handler runs) and a context, and returns what the operation answers (typed by `<Operation>Responses`): the JSON
 // body for a 200, `noContent` for a 204, a `StreamAnswer` for bytes. The wrapper turns that into the HTTP answer.
 import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
