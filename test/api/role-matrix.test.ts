@@ -1,9 +1,9 @@
 // The role x operation matrix, generated: every operation of the document (read off generated/openapi.json) is called
 // with its sample request (test/support/samples.ts) as anonymous, an outsider, a member, a manager, the author of the
-// object it acts on, a member whose token may only read, and, for everything inside a note, with the ids of another
-// team's private note. The status each cell must answer is not written here: it is computed from the action the
-// operation declares (`defineOperation(id, { scope, action })`) and the policy table (`can`), with the caller's role
-// read from the database for the team the path names:
+// object it acts on, a member whose token may only read (a personal token, and an OAuth token), and, for everything
+// inside a note, with the ids of another team's private note. The status each cell must answer is not written here:
+// it is computed from the action the operation declares (`defineOperation(id, { scope, action })`) and the policy
+// table (`can`), with the caller's role read from the database for the team the path names:
 //   anonymous 401; a read-scoped token on a write 403 insufficient_scope; a note the caller may not read 404; an
 //   action the policy refuses 403; otherwise a 2xx.
 // A 2xx where a refusal was due, or a body naming the private note, is a leak. An operation with no sample request or
@@ -19,10 +19,11 @@ import { recordGrant } from '../../src/modules/oauth/model.ts';
 import { actionTargets, can, type Action, type Requirement, type Role, type Subject } from '../../src/modules/access/policy.ts';
 import { Team } from '../../src/modules/teams/team.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { givePassword, makeClient, tokenRequest } from '../support/oauth.ts';
 import { addMember, makeNote, makeTeam, makeUser, uniqueName, type Actor } from '../support/factories.ts';
 import { NOTE, remember, SAMPLES, sampleOf, seedSampleWorld, sendSample, type Sample, type SampleAnswer, type State } from '../support/samples.ts';
 
-const COLUMNS = ['anonymous', 'outsider', 'member', 'manager', 'author', 'reader', 'private/manager', 'private/outsider'] as const;
+const COLUMNS = ['anonymous', 'outsider', 'member', 'manager', 'author', 'reader', 'oauth-reader', 'private/manager', 'private/outsider'] as const;
 type Column = (typeof COLUMNS)[number];
 type Operation = { id: string; method: string; template: string; scope: string; action: Requirement };
 type Expected = { status: 'success' | 401 | 403 | 404; code?: string; why: string };
@@ -33,7 +34,7 @@ const PRIVATE = '/api/v1/elsewhere/secret';
 
 let app: TestApp;
 let base: State;
-let cast: Record<'outsider' | 'member' | 'manager' | 'author' | 'reader' | 'stranger', Actor>;
+let cast: Record<'outsider' | 'member' | 'manager' | 'author' | 'reader' | 'oauthReader' | 'stranger', Actor>;
 let privateState: State;
 let counter = 0;
 
@@ -107,7 +108,7 @@ function pathParameters(template: string, path: string): Record<string, string> 
  */
 async function expectation(operation: Operation, column: Column, actor: Actor | undefined, sample: Sample): Promise<Expected> {
   if (!actor) return { status: 401, why: 'no token' };
-  if (actor === cast.reader && operation.method !== 'GET') return { status: 403, code: 'insufficient_scope', why: 'read-scoped token' };
+  if ((actor === cast.reader || actor === cast.oauthReader) && operation.method !== 'GET') return { status: 403, code: 'insufficient_scope', why: 'read-scoped token' };
   const action = operation.action;
   if (action === 'signed-in') return { status: 'success', why: 'signed-in' };
   const params = pathParameters(operation.template, sample.path);
@@ -218,6 +219,7 @@ type Tally = { requests: number; leaks: string[]; wrong: string[]; serverErrors:
 async function runCell(operation: Operation, column: Column, tally: Tally): Promise<void> {
   const actorOf: Record<Column, Actor | undefined> = {
     anonymous: undefined, outsider: cast.outsider, member: cast.member, manager: cast.manager, author: cast.author, reader: cast.reader,
+    'oauth-reader': cast.oauthReader,
     'private/manager': cast.manager, 'private/outsider': cast.outsider,
   };
   const actor = actorOf[column];
@@ -268,7 +270,17 @@ beforeAll(async () => {
     await addMember(app, team, reader.user, 'member');
   }
   await addMember(app, spare, world.member.user, 'member');
-  cast = { outsider, member: world.member, manager: world.manager, author, reader, stranger };
+  // a member signed in through an OAuth app (the password grant of a first-party app) with the `read` scope only
+  const oauthUser = await makeUser(app, 'oauth-reader');
+  await addMember(app, writers, oauthUser.user, 'member');
+  const firstParty = await makeClient(app, { name: 'Matrix app', confidential: true, firstParty: true, redirectUris: ['notesapp://callback'] });
+  const granted = await tokenRequest(app, {
+    client_id: firstParty.clientId, client_secret: firstParty.secret!, grant_type: 'password', username: 'oauth-reader',
+    password: await givePassword(app, oauthUser.user), scope: 'read',
+  });
+  expect([granted.status, granted.body?.scope], granted.text).toEqual([200, 'read']);
+  const oauthReader: Actor = { ...oauthUser, token: granted.body.access_token as string };
+  cast = { outsider, member: world.member, manager: world.manager, author, reader, oauthReader, stranger };
 
   // an attachment to read by id; the author's own request (open and close are asked of its author)
   await make('createAttachment', base, world.manager);
