@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { moveAttachmentBlobs } from './modules/attachments/blob-move.ts';
 import { ATTACHMENT_SWEEP_INTERVAL_MS, sweepAttachmentBytes } from './modules/attachments/sweep.ts';
 import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from './db/database.ts';
+import { answerClientErrors } from './http/client-errors.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
@@ -37,6 +38,7 @@ function listenFailure(error: NodeJS.ErrnoException, host: string, port: number)
 function listen(app: RequestListener, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = createServer(app);
+    answerClientErrors(server);
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
       reject(listenFailure(error, host, port));

@@ -917,6 +917,7 @@ export type Problem = {
      * | `invalid_state` | 409 | the object's state does not allow this change (a merged request cannot be reopened) |
      * | `precondition_failed` | 412 | `If-Match` does not match the object's current `ETag` |
      * | `payload_too_large` | 413 | the body, a page's content, a comment or an upload is larger than its limit |
+     * | `headers_too_large` | 431 | the request line (path and query) or the headers exceed 16 KiB; answered before any routing, `request_id` is `unknown` |
      * | `unsupported_media_type` | 415 | the body's `Content-Type`, charset or `Content-Encoding` is not accepted |
      * | `range_not_satisfiable` | 416 | the `Range` asked for lies wholly past the end of the file (`Content-Range: bytes *<size>` says its size) |
      * | `reserved_name` | 422 | the name is reserved for the service's own paths |
@@ -944,7 +945,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */

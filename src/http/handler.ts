@@ -1,7 +1,8 @@
-// The shape of an operation handler, typed from the document: `defineOperation('getPage', { scope: 'page' }, fn)`
-// gets the operation's validated input (path, query, body and the headers the document names, typed by the
-// generated `<Operation>Data`), the scope the request names (caller, team, note, page: loaded once, before the
-// handler runs) and a context, and returns what the operation answers (typed by `<Operation>Responses`): the JSON
+// The shape of an operation handler, typed from the document:
+// `defineOperation('getPage', { scope: 'page', action: 'note.read' }, fn)` declares the policy action the operation
+// requires (policy.ts; the role matrix test reads it) and gets the operation's validated input (path, query, body and
+// the headers the document names, typed by the generated `<Operation>Data`), the scope the request names (caller,
+// team, note, page: loaded once, before the handler runs) and a context, and returns what the operation answers (typed by `<Operation>Responses`): the JSON
 // body for a 200, `noContent` for a 204, a `StreamAnswer` for bytes. The wrapper turns that into the HTTP answer.
 import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
@@ -9,6 +10,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperationId, Operations } from '../../generated/operations.gen.ts';
 import type { Config } from '../config.ts';
 import type { Caller } from '../modules/access/caller.ts';
+import type { Requirement } from '../modules/access/policy.ts';
 import type { ScopeKind, ScopeOf } from '../modules/access/scope.ts';
 import type { PageViewCache } from '../modules/pages/page-view.cache.ts';
 import type { TeamMembers } from '../modules/teams/teams.loader.ts';
@@ -77,15 +79,21 @@ export type Handler<Id extends OperationId, S extends ScopeKind> = (
 export type OperationDefinition<Id extends OperationId, S extends ScopeKind = ScopeKind> = {
   readonly id: Id;
   readonly scope: S;
+  /** The policy action the operation requires (policy.ts), read by the wrapper and by the role matrix test. */
+  readonly action: Requirement;
   readonly handle: Handler<Id, S>;
 };
 
+/**
+ * `action` is required: the wrapper authorizes an action asked of nothing or of the note in scope before the handler
+ * runs (`authorizeDeclared`); for one about an object (a comment's author) the handler calls `authorize` with it.
+ */
 export function defineOperation<Id extends OperationId, S extends ScopeKind>(
   id: Id,
-  options: { scope: S },
+  options: { scope: S; action: Requirement },
   handle: Handler<Id, S>,
 ): OperationDefinition<Id, S> {
-  return { id, scope: options.scope, handle };
+  return { id, scope: options.scope, action: options.action, handle };
 }
 
 /** An operation the document describes that is not built yet: it answers 501 `not_implemented`. */

@@ -249,6 +249,19 @@ describe('body encodings and charsets', () => {
   });
 });
 
+describe('a request line or headers past 16 KiB', () => {
+  it('answer 431 problem details (node refused them with a bare status line), and the server goes on answering', async () => {
+    for (const answer of [
+      await alice.client.get(`/api/v1/notes?junk=${'x'.repeat(20_000)}`),
+      await alice.client.get('/api/v1/notes', { headers: { 'X-Junk': 'y'.repeat(20_000) } }),
+    ]) {
+      expectProblem(answer, 431, 'headers_too_large');
+      expect(answer.body).toMatchObject({ status: 431, request_id: 'unknown' });
+    }
+    expect((await alice.client.get('/api/v1/notes')).status).toBe(200);
+  });
+});
+
 describe('a bare `.json` segment', () => {
   it('names nothing: 404, and the note and page it would have hit stay', async () => {
     const before = await snapshot();

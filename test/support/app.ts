@@ -8,6 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
+import { answerClientErrors } from '../../src/http/client-errors.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import { openSecondConnection, openTestDatabase } from './database.ts';
 import { silentFeed } from '../../src/db/change-feed.ts';
@@ -38,6 +39,7 @@ export async function startTestApp(
     ? await openSecondConnection(options.beside.database)
     : await openTestDatabase(options.countQueries ? () => (queries += 1) : undefined);
   const server: Server = createServer();
+  answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;

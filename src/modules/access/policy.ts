@@ -62,6 +62,34 @@ export const policy = {
 } as const;
 
 export type Action = keyof typeof policy;
+
+/**
+ * What each action is asked about: nothing (the caller's role is enough), the note in the request's scope, or an
+ * object the handler loads first (a comment's author, ...). An operation declaring an action of the first two kinds
+ * is authorized by the operation wrapper itself (src/http/openapi.ts); for the third the handler calls `authorize`
+ * with the object. A new action must be classified here (the Record's type says so).
+ */
+export const actionTargets: Record<Action, 'none' | 'note' | 'object'> = {
+  'note.read': 'note',
+  'note.comment': 'note',
+  'note.edit': 'none',
+  'note.manage': 'none',
+  'comment.delete': 'object',
+  'issue.manage': 'object',
+  'attachment.delete': 'object',
+  'request.manage': 'object',
+  'team.read': 'none',
+  'team.createNote': 'none',
+  'team.manage': 'none',
+  'team.removeUser': 'object',
+};
+
+/**
+ * What an operation requires (declared with it, `defineOperation(id, { scope, action }, ...)`): an action of the
+ * policy, or `signed-in` for what any signed-in caller may do with their own things or the public lists (`/me`,
+ * notifications, tokens, search).
+ */
+export type Requirement = Action | 'signed-in';
 export type TargetOf<A extends Action> = (typeof policy)[A] extends Rule<infer Target> ? Target : never;
 /** The target argument of an action: none where the rule needs none. */
 export type TargetArgument<A extends Action> = [TargetOf<A>] extends [undefined] ? [] : [TargetOf<A>];

@@ -2,6 +2,7 @@
 // once, in one statement, before the handler runs, and handed to it. A note the caller may not read is not in
 // anyone's scope: it answers 404 here, exactly like one that does not exist. What the caller may do with what is
 // in scope is then asked of the policy table with `authorize(scope, action)`: 403 when the answer is no.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { aliasedColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
 import { confirmToken, requireLiveToken } from '../../http/auth.ts';
@@ -10,7 +11,7 @@ import { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
 import { Team } from '../teams/team.entity.ts';
 import type { Caller } from './caller.ts';
-import { can, deniedMessage, type Action, type Role, type Subject, type TargetArgument } from './policy.ts';
+import { actionTargets, can, deniedMessage, type Action, type Requirement, type Role, type Subject, type TargetArgument } from './policy.ts';
 
 export type ScopeKind = 'caller' | 'team' | 'note' | 'page';
 
@@ -51,11 +52,47 @@ export function subjectOf(scope: { caller: Caller; role: Role }): Subject {
   return { role: scope.role, callerId: scope.caller.user.id };
 }
 
+/**
+ * Outside production, the actions a request's handler authorized (see `checkDeclaredAction`): the operation wrapper
+ * runs the handler inside `authorizations.run(new Set(), ...)`.
+ */
+export const authorizations = new AsyncLocalStorage<Set<Action>>();
+
 /** 403 unless the policy allows the action; a note the caller may not read is 404, checked first. */
 export function authorize<A extends Action>(scope: TeamScope | NoteScope | PageScope, action: A, ...target: TargetArgument<A>): void {
+  authorizations.getStore()?.add(action);
   const subject = subjectOf(scope);
   if ('note' in scope && !can('note.read', subject, scope.note)) throw notFound('note');
   if (!can(action, subject, ...target)) throw forbidden(deniedMessage(action));
+}
+
+/**
+ * The operation wrapper's part of an operation's declared action: an action asked of nothing or of the note in scope
+ * is authorized here, before the handler runs (true); one about an object the handler loads is left to the handler
+ * (false). `note.read` is what loading a note or page scope already enforces (404).
+ */
+export function authorizeDeclared(scope: CallerScope | TeamScope | NoteScope | PageScope, action: Requirement): boolean {
+  if (action === 'signed-in' || scope.kind === 'caller') return false;
+  const target = actionTargets[action];
+  if (target === 'object') return false;
+  if (target === 'note') {
+    if (scope.kind === 'team') throw new Error(`${action} needs a note or page scope`);
+    authorize(scope, action as 'note.read', scope.note);
+  } else {
+    authorize(scope, action as 'note.edit');
+  }
+  return true;
+}
+
+/**
+ * Outside production, after a handler answered: an operation whose declared action the wrapper could not authorize
+ * must have had its handler call `authorize` with that action (a declaration that says one thing while the handler
+ * checks another fails loudly in tests). `note.read` asked of a note found some other way (an attachment by id) is
+ * the loader's 404, not an `authorize` call.
+ */
+export function checkDeclaredAction(operationId: string, action: Requirement, authorized: ReadonlySet<Action>): void {
+  if (action === 'signed-in' || action === 'note.read' || authorized.has(action)) return;
+  throw new Error(`${operationId} declares the action ${action}, but its handler authorized only: ${[...authorized].join(', ') || 'nothing'}`);
 }
 
 type Row = Record<string, unknown>;

@@ -45,7 +45,7 @@ function matches(header: string | undefined, etag: string): boolean {
 }
 
 export const attachmentOperations = {
-  listAttachments: defineOperation('listAttachments', { scope: 'note' }, async ({ query }, scope, context) => {
+  listAttachments: defineOperation('listAttachments', { scope: 'note', action: 'note.read' }, async ({ query }, scope, context) => {
     const results = pagination(query);
     const [attachments, total] = await context.em.findAndCount(
       Attachment,
@@ -58,7 +58,7 @@ export const attachmentOperations = {
     return attachments.map((attachment) => presentAttachmentListItem(attachment, note, context.urls));
   }),
 
-  createAttachment: defineOperation('createAttachment', { scope: 'note' }, async (_input, scope, context) => {
+  createAttachment: defineOperation('createAttachment', { scope: 'note', action: 'note.edit' }, async (_input, scope, context) => {
     authorize(scope, 'note.edit');
     const storage = storageFor(context.config);
     const file = await receiveUpload(context.request, { tempDir: storage.tempDir, limit: context.config.limits.attachmentBytes });
@@ -67,20 +67,20 @@ export const attachmentOperations = {
     return presentUpload(attachment, context.urls);
   }),
 
-  deleteAttachment: defineOperation('deleteAttachment', { scope: 'note' }, async ({ path }, scope, context) => {
+  deleteAttachment: defineOperation('deleteAttachment', { scope: 'note', action: 'attachment.delete' }, async ({ path }, scope, context) => {
     const attachment = await findAttachmentOf(context.em, scope.note, path.id);
     authorize(scope, 'attachment.delete', { uploaderId: attachment.user.id });
     await deleteAttachment(context.em, storageFor(context.config), scope.caller.user, scope.note, attachment);
     return noContent;
   }),
 
-  getAttachment: defineOperation('getAttachment', { scope: 'caller' }, async ({ path }, scope, context) => {
+  getAttachment: defineOperation('getAttachment', { scope: 'caller', action: 'note.read' }, async ({ path }, scope, context) => {
     const { attachment, note } = await findReadableAttachment(context.em, scope.caller, path.id);
     return presentAttachment(attachment, await presentedNote(context, note), context.urls);
   }),
 
   /** The bytes, streamed from the storage, with their ETag (the checksum) and `Range` support. */
-  downloadAttachment: defineOperation('downloadAttachment', { scope: 'caller' }, async ({ path, headers }, scope, context) => {
+  downloadAttachment: defineOperation('downloadAttachment', { scope: 'caller', action: 'note.read' }, async ({ path, headers }, scope, context) => {
     const { attachment } = await findReadableAttachment(context.em, scope.caller, path.id);
     const etag = `"${attachment.checksum}"`;
     const size = attachment.byteSize;

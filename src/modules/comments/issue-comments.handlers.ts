@@ -19,17 +19,17 @@ const issueTarget = (context: HandlerContext, issue: LoadedIssue) => async (): P
   ({ type: 'issue', issue: shared(presentIssue(await loadIssueView(readerOf(context), issue), context.urls)) });
 
 export const issueCommentOperations = {
-  listIssueComments: defineOperation('listIssueComments', { scope: 'note' }, async ({ path, query }, scope, context) => {
+  listIssueComments: defineOperation('listIssueComments', { scope: 'note', action: 'note.read' }, async ({ path, query }, scope, context) => {
     const target = await onIssue(context, scope, path.index);
     return listCommentsOn(context, scope, target, query, issueTarget(context, target.issue));
   }),
 
-  createIssueComment: defineOperation('createIssueComment', { scope: 'note' }, async ({ path, body }, scope, context) => {
+  createIssueComment: defineOperation('createIssueComment', { scope: 'note', action: 'note.comment' }, async ({ path, body }, scope, context) => {
     const target = await onIssue(context, scope, path.index);
     return commentOn(context, scope, target, { comment: body.comment.comment, mentions: body.mentions }, issueTarget(context, target.issue));
   }),
 
   /** The author, or a manager of the note's team. */
-  deleteIssueComment: defineOperation('deleteIssueComment', { scope: 'note' }, async ({ path }, scope, context) =>
+  deleteIssueComment: defineOperation('deleteIssueComment', { scope: 'note', action: 'comment.delete' }, async ({ path }, scope, context) =>
     deleteCommentOn(context, scope, await onIssue(context, scope, path.index), path.id)),
 };

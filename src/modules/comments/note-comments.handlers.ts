@@ -15,13 +15,13 @@ const noteTarget = (context: HandlerContext, scope: NoteScope) => async (): Prom
   ({ type: 'note', note: shared(presentNote(await loadNoteView(readerOf(context), scope.note), context.urls, 'read')) });
 
 export const noteCommentOperations = {
-  listNoteComments: defineOperation('listNoteComments', { scope: 'note' }, async ({ query }, scope, context) =>
+  listNoteComments: defineOperation('listNoteComments', { scope: 'note', action: 'note.read' }, async ({ query }, scope, context) =>
     listCommentsOn(context, scope, onNote, query, noteTarget(context, scope))),
 
-  createNoteComment: defineOperation('createNoteComment', { scope: 'note' }, async ({ body }, scope, context) =>
+  createNoteComment: defineOperation('createNoteComment', { scope: 'note', action: 'note.comment' }, async ({ body }, scope, context) =>
     commentOn(context, scope, onNote, { comment: body.comment.comment, mentions: body.mentions }, noteTarget(context, scope))),
 
   /** The author, or a manager of the note's team. */
-  deleteNoteComment: defineOperation('deleteNoteComment', { scope: 'note' }, async ({ path }, scope, context) =>
+  deleteNoteComment: defineOperation('deleteNoteComment', { scope: 'note', action: 'comment.delete' }, async ({ path }, scope, context) =>
     deleteCommentOn(context, scope, onNote, path.id)),
 };

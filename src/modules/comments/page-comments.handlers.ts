@@ -11,13 +11,13 @@ const pageTarget = (context: HandlerContext, scope: PageScope) => async (): Prom
 
 export const pageCommentOperations = {
   // the path's `page` is the page id; the query's `page` is the page of results
-  listPageComments: defineOperation('listPageComments', { scope: 'page' }, async ({ query }, scope, context) =>
+  listPageComments: defineOperation('listPageComments', { scope: 'page', action: 'note.read' }, async ({ query }, scope, context) =>
     listCommentsOn(context, scope, onPage(scope), query, pageTarget(context, scope))),
 
-  createPageComment: defineOperation('createPageComment', { scope: 'page' }, async ({ body }, scope, context) =>
+  createPageComment: defineOperation('createPageComment', { scope: 'page', action: 'note.comment' }, async ({ body }, scope, context) =>
     commentOn(context, scope, onPage(scope), { comment: body.comment.comment, mentions: body.mentions }, pageTarget(context, scope))),
 
   /** The author, or a manager of the note's team. */
-  deletePageComment: defineOperation('deletePageComment', { scope: 'page' }, async ({ path }, scope, context) =>
+  deletePageComment: defineOperation('deletePageComment', { scope: 'page', action: 'comment.delete' }, async ({ path }, scope, context) =>
     deleteCommentOn(context, scope, onPage(scope), path.id)),
 };

@@ -45,7 +45,7 @@ async function update(context: HandlerContext, scope: NoteScope, index: number, 
 }
 
 export const issueOperations = {
-  listIssues: defineOperation('listIssues', { scope: 'note' }, async ({ query }, scope, context) => {
+  listIssues: defineOperation('listIssues', { scope: 'note', action: 'note.read' }, async ({ query }, scope, context) => {
     const results = pagination(query);
     const [issues, total] = await context.em.findAndCount(
       Issue,
@@ -56,20 +56,20 @@ export const issueOperations = {
     return presentIssues(context, issues);
   }),
 
-  getIssue: defineOperation('getIssue', { scope: 'note' }, async ({ path }, scope, context) => answerIssue(context, scope.note, path.index)),
+  getIssue: defineOperation('getIssue', { scope: 'note', action: 'note.read' }, async ({ path }, scope, context) => answerIssue(context, scope.note, path.index)),
 
-  createIssue: defineOperation('createIssue', { scope: 'note' }, async ({ body }, scope, context) => {
+  createIssue: defineOperation('createIssue', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     const issue = await createIssue(context.em, scope.caller.user, scope.note, body.issue);
     return answerIssue(context, scope.note, issue.index);
   }),
 
-  updateIssue: defineOperation('updateIssue', { scope: 'note' }, async ({ path, body }, scope, context) =>
+  updateIssue: defineOperation('updateIssue', { scope: 'note', action: 'note.edit' }, async ({ path, body }, scope, context) =>
     update(context, scope, path.index, body.issue)),
-  updateIssueViaPut: defineOperation('updateIssueViaPut', { scope: 'note' }, async ({ path, body }, scope, context) =>
+  updateIssueViaPut: defineOperation('updateIssueViaPut', { scope: 'note', action: 'note.edit' }, async ({ path, body }, scope, context) =>
     update(context, scope, path.index, body.issue)),
 
-  deleteIssue: defineOperation('deleteIssue', { scope: 'note' }, async ({ path }, scope, context) => {
+  deleteIssue: defineOperation('deleteIssue', { scope: 'note', action: 'issue.manage' }, async ({ path }, scope, context) => {
     const issue = await requireIssueInNote(context.em, scope.note.id, path.index);
     authorize(scope, 'issue.manage', { creatorId: issue.fromUser.id });
     await deleteIssue(context.em, scope.caller.user, scope.note, issue);
@@ -77,7 +77,7 @@ export const issueOperations = {
   }),
 
   /** An empty list (no `tags`, a bare `tags[]`) changes nothing and answers the issue. */
-  addIssueTags: defineOperation('addIssueTags', { scope: 'note' }, async ({ path, body }, scope, context) => {
+  addIssueTags: defineOperation('addIssueTags', { scope: 'note', action: 'note.edit' }, async ({ path, body }, scope, context) => {
     const issue = await requireIssueInNote(context.em, scope.note.id, path.index);
     authorize(scope, 'note.edit');
     await addIssueTags(context.em, scope.caller.user, scope.note, issue, body?.tags ?? []);
@@ -85,7 +85,7 @@ export const issueOperations = {
   }),
 
   /** Issues assigned to the caller in notes they may read: not private, or of a team they are in. */
-  listMyIssues: defineOperation('listMyIssues', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listMyIssues: defineOperation('listMyIssues', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const { em } = context;
     const teamIds = (await em.find(Membership, { user: caller.user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
     const results = pagination(query);

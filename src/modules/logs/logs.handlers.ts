@@ -7,7 +7,7 @@ import { findLogs } from './logs.service.ts';
 
 export const logOperations = {
   /** What the caller may read, newest first; everything the entries embed is loaded once for the page. */
-  listLogs: defineOperation('listLogs', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listLogs: defineOperation('listLogs', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { logs, total } = await findLogs(context.em, caller.user.id, { team: query.team, noteId: query.note_id }, page);
     sendPaginationHeaders(context, page, total);

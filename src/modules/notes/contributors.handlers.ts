@@ -6,7 +6,7 @@ import { presentUser } from '../users/user.presenter.ts';
 
 export const contributorOperations = {
   /** The note's creator, then everyone who wrote a version of its pages, in the order of their first contribution. */
-  listContributors: defineOperation('listContributors', { scope: 'note' }, async ({ query }, { note }, context) => {
+  listContributors: defineOperation('listContributors', { scope: 'note', action: 'note.read' }, async ({ query }, { note }, context) => {
     const page = pagination(query);
     const rows = await context.em.execute<{ user_id: number; total: string }[]>(
       `select user_id, count(*) over () as total from (

@@ -48,7 +48,7 @@ async function update(context: HandlerContext, scope: NoteScope, fields: NoteBod
 
 export const noteOperations = {
   /** Notes of the teams the caller belongs to, private ones too. */
-  listNotes: defineOperation('listNotes', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listNotes: defineOperation('listNotes', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const { em } = context;
     let teamIds = (await em.find(Membership, { user: caller.user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
     if (query.team !== undefined) {
@@ -67,19 +67,19 @@ export const noteOperations = {
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 
-  getNote: defineOperation('getNote', { scope: 'note' }, async (_input, scope, context) => present(context, scope.note, 'read')),
+  getNote: defineOperation('getNote', { scope: 'note', action: 'note.read' }, async (_input, scope, context) => present(context, scope.note, 'read')),
 
-  createNote: defineOperation('createNote', { scope: 'caller' }, async ({ body }, { caller }, context) => {
+  createNote: defineOperation('createNote', { scope: 'caller', action: 'team.createNote' }, async ({ body }, { caller }, context) => {
     const teamScope = await bodyTeam(context, caller, body.note.team);
     authorize(teamScope, 'team.createNote');
     const note = await createNote(context.em, caller.user, teamScope.team, body.note);
     return present(context, note, 'created');
   }),
 
-  updateNote: defineOperation('updateNote', { scope: 'note' }, async ({ body }, scope, context) => update(context, scope, body.note)),
-  updateNoteViaPatch: defineOperation('updateNoteViaPatch', { scope: 'note' }, async ({ body }, scope, context) => update(context, scope, body.note)),
+  updateNote: defineOperation('updateNote', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => update(context, scope, body.note)),
+  updateNoteViaPatch: defineOperation('updateNoteViaPatch', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => update(context, scope, body.note)),
 
-  deleteNote: defineOperation('deleteNote', { scope: 'note' }, async (_input, scope, context) => {
+  deleteNote: defineOperation('deleteNote', { scope: 'note', action: 'note.manage' }, async (_input, scope, context) => {
     authorize(scope, 'note.manage');
     await deleteNote(context.em, scope.caller.user, scope.note);
     return noContent;

@@ -29,17 +29,17 @@ async function toggle(context: HandlerContext, caller: Caller, id: number) {
 }
 
 export const notificationOperations = {
-  listNotifications: defineOperation('listNotifications', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listNotifications: defineOperation('listNotifications', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { notifications, total } = await findNotifications(context.em, caller.user.id, { state: query.state ?? 'unread', team: query.team }, page);
     sendPaginationHeaders(context, page, total);
     return present(context, caller, notifications);
   }),
 
-  toggleNotification: defineOperation('toggleNotification', { scope: 'caller' }, async ({ path }, { caller }, context) => toggle(context, caller, path.id)),
-  toggleNotificationViaPut: defineOperation('toggleNotificationViaPut', { scope: 'caller' }, async ({ path }, { caller }, context) => toggle(context, caller, path.id)),
+  toggleNotification: defineOperation('toggleNotification', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => toggle(context, caller, path.id)),
+  toggleNotificationViaPut: defineOperation('toggleNotificationViaPut', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => toggle(context, caller, path.id)),
 
-  markNotificationsRead: defineOperation('markNotificationsRead', { scope: 'caller' }, async ({ query, body }, { caller }, context) => {
+  markNotificationsRead: defineOperation('markNotificationsRead', { scope: 'caller', action: 'signed-in' }, async ({ query, body }, { caller }, context) => {
     const team = query.team ?? body?.team ?? undefined;
     return { marked: await markAllRead(context.em, caller.user.id, team), model: 'notifications_read' as const };
   }),

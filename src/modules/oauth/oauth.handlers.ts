@@ -13,43 +13,43 @@ export const oauthOperations = {
   oauthRevoke: routes,
   oauthMetadata: routes,
 
-  listApps: defineOperation('listApps', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listApps: defineOperation('listApps', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { apps, total } = await findOwnApps(context.em, caller.user.id, page);
     sendPaginationHeaders(context, page, total);
     return apps.map((app) => presentApp(app));
   }),
 
-  createApp: defineOperation('createApp', { scope: 'caller' }, async ({ body }, { caller }, context) => {
+  createApp: defineOperation('createApp', { scope: 'caller', action: 'signed-in' }, async ({ body }, { caller }, context) => {
     const { client, secret } = await createOwnApp(context.em, caller.user, body.app);
     return presentApp(client, secret ?? null);
   }),
 
-  deleteApp: defineOperation('deleteApp', { scope: 'caller' }, async ({ path }, { caller }, context) => {
+  deleteApp: defineOperation('deleteApp', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => {
     await deleteOwnApp(context.em, caller.user.id, path.client_id);
     return noContent;
   }),
 
-  listAuthorizations: defineOperation('listAuthorizations', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listAuthorizations: defineOperation('listAuthorizations', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { grants, total } = await findAuthorizations(context.em, caller.user.id, page);
     sendPaginationHeaders(context, page, total);
     return grants.map((grant) => presentAuthorization(grant));
   }),
 
-  revokeAuthorization: defineOperation('revokeAuthorization', { scope: 'caller' }, async ({ path }, { caller }, context) => {
+  revokeAuthorization: defineOperation('revokeAuthorization', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => {
     await revokeAuthorization(context.em, caller.user.id, path.client_id);
     return noContent;
   }),
 
-  listTokens: defineOperation('listTokens', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listTokens: defineOperation('listTokens', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { tokens, total, apps } = await findTokens(context.em, caller.user.id, page);
     sendPaginationHeaders(context, page, total);
     return tokens.map((token) => presentToken(token, apps, caller.tokenId));
   }),
 
-  revokeToken: defineOperation('revokeToken', { scope: 'caller' }, async ({ path }, { caller }, context) => {
+  revokeToken: defineOperation('revokeToken', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => {
     await revokeOwnToken(context.em, caller.user.id, path.id);
     return noContent;
   }),

@@ -63,7 +63,7 @@ async function update(context: HandlerContext, scope: PageScope, changes: PageUp
 
 export const pageOperations = {
   /** 20 pages per page of results; `parent` all (default), root or a page id; `order` a column, `-` reverses. */
-  listPages: defineOperation('listPages', { scope: 'note' }, async ({ query }, { note, caller }, context) => {
+  listPages: defineOperation('listPages', { scope: 'note', action: 'note.read' }, async ({ query }, { note, caller }, context) => {
     const { em } = context;
     const parentParam = query.parent ?? 'all';
     const parent: 'all' | 'root' | number = parentParam === 'all' || parentParam === 'root' ? parentParam : Number(parentParam);
@@ -84,7 +84,7 @@ export const pageOperations = {
   }),
 
   /** Served from the view cache while nothing it shows has changed (page-view.cache.ts). */
-  getPage: defineOperation('getPage', { scope: 'page' }, async (_input, scope, context) => {
+  getPage: defineOperation('getPage', { scope: 'page', action: 'note.read' }, async (_input, scope, context) => {
     const etag = pageEtag(scope.page);
     context.response.setHeader('ETag', etag);
     const { pageViews, hot } = context.memory;
@@ -97,20 +97,20 @@ export const pageOperations = {
     return body;
   }),
 
-  createPage: defineOperation('createPage', { scope: 'note' }, async ({ body }, scope, context) => {
+  createPage: defineOperation('createPage', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     checkContentSize(body.page.content, context.config.limits);
     const page = await createPage(context.em, scope.caller.user, scope.note, body.page, context.config.limits);
     return answerPage(context, scope.note, page);
   }),
 
-  updatePage: defineOperation('updatePage', { scope: 'page' }, async ({ body, headers }, scope, context) =>
+  updatePage: defineOperation('updatePage', { scope: 'page', action: 'note.edit' }, async ({ body, headers }, scope, context) =>
     update(context, scope, body.page, headers['If-Match'])),
-  updatePageViaPatch: defineOperation('updatePageViaPatch', { scope: 'page' }, async ({ body, headers }, scope, context) =>
+  updatePageViaPatch: defineOperation('updatePageViaPatch', { scope: 'page', action: 'note.edit' }, async ({ body, headers }, scope, context) =>
     update(context, scope, body.page, headers['If-Match'])),
 
   /** Deletes the page with its whole subtree. */
-  deletePage: defineOperation('deletePage', { scope: 'page' }, async (_input, scope, context) => {
+  deletePage: defineOperation('deletePage', { scope: 'page', action: 'note.edit' }, async (_input, scope, context) => {
     authorize(scope, 'note.edit');
     await deletePage(context.em, scope.caller.user, scope.note, scope.page);
     return noContent;

@@ -31,7 +31,7 @@ async function versionById(context: HandlerContext, pageId: number, id: number, 
 
 export const versionOperations = {
   /** Newest version first. */
-  listPageVersions: defineOperation('listPageVersions', { scope: 'page' }, async ({ query }, scope, context) => {
+  listPageVersions: defineOperation('listPageVersions', { scope: 'page', action: 'note.read' }, async ({ query }, scope, context) => {
     const page = pagination(query);
     const [versions, total] = await context.em.findAndCount(
       PageVersion,
@@ -44,13 +44,13 @@ export const versionOperations = {
     return versions.map((version) => presentVersion(version, pageBody, context.urls));
   }),
 
-  getPageVersion: defineOperation('getPageVersion', { scope: 'page' }, async ({ path }, scope, context) => {
+  getPageVersion: defineOperation('getPageVersion', { scope: 'page', action: 'note.read' }, async ({ path }, scope, context) => {
     const version = await versionByIndex(context, scope.page.id, path.index);
     return presentVersion(version, await presentedPage(context, scope), context.urls);
   }),
 
   /** From `a` to `b` (ids): `b` defaults to the newest version, `a` to the one before `b` (empty before the first). */
-  diffPageVersions: defineOperation('diffPageVersions', { scope: 'page' }, async ({ query }, scope, context) => {
+  diffPageVersions: defineOperation('diffPageVersions', { scope: 'page', action: 'note.read' }, async ({ query }, scope, context) => {
     const pageId = scope.page.id;
     const b = query.b !== undefined
       ? await versionById(context, pageId, query.b, 'b')
@@ -62,7 +62,7 @@ export const versionOperations = {
   }),
 
   /** Makes the version's title and content current, as a new version. */
-  restorePageVersion: defineOperation('restorePageVersion', { scope: 'page' }, async ({ path }, scope, context) => {
+  restorePageVersion: defineOperation('restorePageVersion', { scope: 'page', action: 'note.edit' }, async ({ path }, scope, context) => {
     authorize(scope, 'note.edit');
     const version = await versionByIndex(context, scope.page.id, path.index);
     const page = await restoreVersion(context.em, scope.caller.user, scope.note, scope.page, version, context.config.limits);

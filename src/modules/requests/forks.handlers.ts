@@ -14,7 +14,7 @@ import { originalOf } from './requests.handlers.ts';
 
 export const forkOperations = {
   /** Into `team`, or the caller's default team (the one named after them). */
-  createFork: defineOperation('createFork', { scope: 'note' }, async ({ body }, scope, context) => {
+  createFork: defineOperation('createFork', { scope: 'note', action: 'note.read' }, async ({ body }, scope, context) => {
     const name = body?.team || scope.caller.user.username;
     const target = await findTeamScope(context.em, scope.caller, name);
     if (!target) throw unprocessable('unknown_team', `no team is named "${name}"`, [{ pointer: '/team', detail: 'no such team' }]);
@@ -24,7 +24,7 @@ export const forkOperations = {
   }),
 
   /** Members of the fork's team; `resolutions` decide the pages that conflict (`ours`: the fork). */
-  pullFork: defineOperation('pullFork', { scope: 'note' }, async ({ body }, scope, context) => {
+  pullFork: defineOperation('pullFork', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     const original = await originalOf(context.em, scope);
     await pullFork(context.em, scope.caller.user, scope.note, original, resolutionsByPage(body?.resolutions), context.config.limits);
@@ -35,7 +35,7 @@ export const forkOperations = {
    * `pull`: forks of the caller's teams whose original (which the caller may read) has a page version the fork has
    * not taken in, or a page the fork does not have; the original with the most recently changed page first.
    */
-  listChecks: defineOperation('listChecks', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listChecks: defineOperation('listChecks', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const results = pagination(query);
     const rows = await context.em.execute<{ id: number; total: string }[]>(
       `select fork.id, count(*) over () as total

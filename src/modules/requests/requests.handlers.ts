@@ -47,7 +47,7 @@ async function transition(context: HandlerContext, scope: NoteScope, index: numb
 
 export const requestOperations = {
   /** Newest first; `state` open (draft and opened, the default), merged, closed or all. */
-  listRequests: defineOperation('listRequests', { scope: 'note' }, async ({ query }, scope, context) => {
+  listRequests: defineOperation('listRequests', { scope: 'note', action: 'note.read' }, async ({ query }, scope, context) => {
     const results = pagination(query);
     const statuses = STATES[query.state ?? 'open'];
     const [requests, total] = await context.em.findAndCount(
@@ -60,20 +60,20 @@ export const requestOperations = {
     return views.map((view) => presentRequest(view, context.urls));
   }),
 
-  getRequest: defineOperation('getRequest', { scope: 'note' }, async ({ path }, scope, context) => answer(context, scope.note.id, path.index)),
+  getRequest: defineOperation('getRequest', { scope: 'note', action: 'note.read' }, async ({ path }, scope, context) => answer(context, scope.note.id, path.index)),
 
   /** On the fork: the request is numbered on, and answered from, the original. */
-  createRequest: defineOperation('createRequest', { scope: 'note' }, async ({ body }, scope, context) => {
+  createRequest: defineOperation('createRequest', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     const original = await originalOf(context.em, scope);
     const request = await createRequest(context.em, scope.caller.user, scope.note, original, original.team, body);
     return answer(context, original.id, request.index);
   }),
 
-  openRequest: defineOperation('openRequest', { scope: 'note' }, async ({ path }, scope, context) => transition(context, scope, path.index, openRequest)),
-  closeRequest: defineOperation('closeRequest', { scope: 'note' }, async ({ path }, scope, context) => transition(context, scope, path.index, closeRequest)),
+  openRequest: defineOperation('openRequest', { scope: 'note', action: 'request.manage' }, async ({ path }, scope, context) => transition(context, scope, path.index, openRequest)),
+  closeRequest: defineOperation('closeRequest', { scope: 'note', action: 'request.manage' }, async ({ path }, scope, context) => transition(context, scope, path.index, closeRequest)),
 
-  mergeRequest: defineOperation('mergeRequest', { scope: 'note' }, async ({ path, body }, scope, context) => {
+  mergeRequest: defineOperation('mergeRequest', { scope: 'note', action: 'note.manage' }, async ({ path, body }, scope, context) => {
     const request = await requireRequestInNote(context.em, scope.note.id, path.index);
     authorize(scope, 'note.manage');
     await mergeRequest(context.em, scope.caller.user, scope.note, request, request.user, {

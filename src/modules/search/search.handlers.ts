@@ -26,7 +26,7 @@ function presentMatch(match: MatchRow, terms: readonly string[]): SearchMatch {
 
 export const searchOperations = {
   /** The notes the caller may read that match, best first, each with what matched in it (search.query.ts). */
-  searchNotes: defineOperation('searchNotes', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  searchNotes: defineOperation('searchNotes', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const parsed = parseQuery(query.q);
     const page = pagination(query);
     const hits = await searchProvider().search(context.em, caller.user.id, {

@@ -18,7 +18,7 @@ async function present(context: HandlerContext, team: Team) {
 
 export const teamOperations = {
   /** The teams the caller belongs to. */
-  listTeams: defineOperation('listTeams', { scope: 'caller' }, async ({ query }, { caller }, context) => {
+  listTeams: defineOperation('listTeams', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const [teams, total] = await context.em.findAndCount(
       Team,
@@ -30,13 +30,13 @@ export const teamOperations = {
     return views.map((view) => presentTeam(view, context.urls));
   }),
 
-  getTeam: defineOperation('getTeam', { scope: 'team' }, async (_input, scope, context) => {
+  getTeam: defineOperation('getTeam', { scope: 'team', action: 'team.read' }, async (_input, scope, context) => {
     authorize(scope, 'team.read');
     return present(context, scope.team);
   }),
 
   /** The team's notes the caller may read: all of them for members, the ones that are not private for others. */
-  listTeamNotes: defineOperation('listTeamNotes', { scope: 'team' }, async ({ query }, scope, context) => {
+  listTeamNotes: defineOperation('listTeamNotes', { scope: 'team', action: 'team.read' }, async ({ query }, scope, context) => {
     authorize(scope, 'team.read');
     const page = pagination(query);
     const [notes, total] = await context.em.findAndCount(
@@ -49,34 +49,34 @@ export const teamOperations = {
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 
-  createTeam: defineOperation('createTeam', { scope: 'caller' }, async ({ body }, { caller }, context) =>
+  createTeam: defineOperation('createTeam', { scope: 'caller', action: 'signed-in' }, async ({ body }, { caller }, context) =>
     present(context, await createTeam(context.em, caller.user, body.team.name)),
   ),
 
-  updateTeam: defineOperation('updateTeam', { scope: 'team' }, async ({ body }, scope, context) => {
+  updateTeam: defineOperation('updateTeam', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
     authorize(scope, 'team.manage');
     return present(context, await renameTeam(context.em, scope.caller.user, scope.team, body.team.name));
   }),
-  updateTeamViaPatch: defineOperation('updateTeamViaPatch', { scope: 'team' }, async ({ body }, scope, context) => {
+  updateTeamViaPatch: defineOperation('updateTeamViaPatch', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
     authorize(scope, 'team.manage');
     return present(context, await renameTeam(context.em, scope.caller.user, scope.team, body.team.name));
   }),
 
-  deleteTeam: defineOperation('deleteTeam', { scope: 'team' }, async (_input, scope, context) => {
+  deleteTeam: defineOperation('deleteTeam', { scope: 'team', action: 'team.manage' }, async (_input, scope, context) => {
     authorize(scope, 'team.manage');
     await deleteTeam(context.em, scope.caller.user, scope.team);
     return noContent;
   }),
 
   /** Adds a user by username with a role, or changes the role of a user already in the team. */
-  addTeamUser: defineOperation('addTeamUser', { scope: 'team' }, async ({ body }, scope, context) => {
+  addTeamUser: defineOperation('addTeamUser', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
     authorize(scope, 'team.manage');
     await setTeamUser(context.em, scope.caller.user, scope.team, body.username, body.role ?? 'member');
     return present(context, scope.team);
   }),
 
   /** Managers remove anyone; any user may also remove themselves (leave the team). */
-  removeTeamUser: defineOperation('removeTeamUser', { scope: 'team' }, async ({ path }, scope, context) => {
+  removeTeamUser: defineOperation('removeTeamUser', { scope: 'team', action: 'team.removeUser' }, async ({ path }, scope, context) => {
     authorize(scope, 'team.removeUser', { userId: path.id });
     await removeTeamUser(context.em, scope.caller.user, scope.team, path.id);
     return present(context, scope.team);

@@ -11,23 +11,23 @@ import { presentUser } from './user.presenter.ts';
 import { findUserByUsername } from './users.service.ts';
 
 export const userOperations = {
-  getMe: defineOperation('getMe', { scope: 'caller' }, async (_input, { caller }, { urls }) => presentUser(caller.user, urls)),
+  getMe: defineOperation('getMe', { scope: 'caller', action: 'signed-in' }, async (_input, { caller }, { urls }) => presentUser(caller.user, urls)),
 
-  listUsers: defineOperation('listUsers', { scope: 'caller' }, async ({ query }, _scope, context) => {
+  listUsers: defineOperation('listUsers', { scope: 'caller', action: 'signed-in' }, async ({ query }, _scope, context) => {
     const page = pagination(query);
     const [users, total] = await context.em.findAndCount(User, {}, { orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset });
     sendPaginationHeaders(context, page, total);
     return users.map((user) => presentUser(user, context.urls));
   }),
 
-  getUser: defineOperation('getUser', { scope: 'caller' }, async ({ path }, _scope, { em, urls }) => {
+  getUser: defineOperation('getUser', { scope: 'caller', action: 'signed-in' }, async ({ path }, _scope, { em, urls }) => {
     const user = await findUserByUsername(em, path.username);
     if (!user) throw notFound('user');
     return presentUser(user, urls);
   }),
 
   /** Notes of the teams the user belongs to, that the caller may read. */
-  listUserNotes: defineOperation('listUserNotes', { scope: 'caller' }, async ({ path, query }, scope, context) => {
+  listUserNotes: defineOperation('listUserNotes', { scope: 'caller', action: 'signed-in' }, async ({ path, query }, scope, context) => {
     const { em } = context;
     const caller = scope.caller.user;
     const user = await findUserByUsername(em, path.username);
@@ -49,7 +49,7 @@ export const userOperations = {
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),
 
-  listUsernames: defineOperation('listUsernames', { scope: 'caller' }, async ({ query }, _scope, context) => {
+  listUsernames: defineOperation('listUsernames', { scope: 'caller', action: 'signed-in' }, async ({ query }, _scope, context) => {
     const page = pagination(query);
     const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: [{ [sql.lower('username')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset });
     sendPaginationHeaders(context, page, total);

@@ -8,7 +8,7 @@ import { presentDelivery, presentWebhook } from './webhook.presenter.ts';
 import { createWebhook, deleteWebhook, findDeliveries, findWebhook, findWebhooks, updateWebhook } from './webhooks.service.ts';
 
 export const webhookOperations = {
-  listWebhooks: defineOperation('listWebhooks', { scope: 'team' }, async ({ query }, scope, context) => {
+  listWebhooks: defineOperation('listWebhooks', { scope: 'team', action: 'team.manage' }, async ({ query }, scope, context) => {
     authorize(scope, 'team.manage');
     const page = pagination(query);
     const { webhooks, total } = await findWebhooks(context.em, scope.team, page);
@@ -16,30 +16,30 @@ export const webhookOperations = {
     return webhooks.map((webhook) => presentWebhook(webhook));
   }),
 
-  createWebhook: defineOperation('createWebhook', { scope: 'team' }, async ({ body }, scope, context) => {
+  createWebhook: defineOperation('createWebhook', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
     authorize(scope, 'team.manage');
     const { webhook, secret } = await createWebhook(context.em, scope.caller.user, scope.team, body.webhook, context.config.webhooks.allowPrivate);
     return presentWebhook(webhook, secret);
   }),
 
-  getWebhook: defineOperation('getWebhook', { scope: 'team' }, async ({ path }, scope, context) => {
+  getWebhook: defineOperation('getWebhook', { scope: 'team', action: 'team.manage' }, async ({ path }, scope, context) => {
     authorize(scope, 'team.manage');
     return presentWebhook(await findWebhook(context.em, scope.team, path.id));
   }),
 
-  updateWebhook: defineOperation('updateWebhook', { scope: 'team' }, async ({ path, body }, scope, context) => {
+  updateWebhook: defineOperation('updateWebhook', { scope: 'team', action: 'team.manage' }, async ({ path, body }, scope, context) => {
     authorize(scope, 'team.manage');
     const { webhook, secret } = await updateWebhook(context.em, scope.team, path.id, body.webhook, context.config.webhooks.allowPrivate);
     return presentWebhook(webhook, secret);
   }),
 
-  deleteWebhook: defineOperation('deleteWebhook', { scope: 'team' }, async ({ path }, scope, context) => {
+  deleteWebhook: defineOperation('deleteWebhook', { scope: 'team', action: 'team.manage' }, async ({ path }, scope, context) => {
     authorize(scope, 'team.manage');
     await deleteWebhook(context.em, scope.team, path.id);
     return noContent;
   }),
 
-  listWebhookDeliveries: defineOperation('listWebhookDeliveries', { scope: 'team' }, async ({ path, query }, scope, context) => {
+  listWebhookDeliveries: defineOperation('listWebhookDeliveries', { scope: 'team', action: 'team.manage' }, async ({ path, query }, scope, context) => {
     authorize(scope, 'team.manage');
     const page = pagination(query);
     const { deliveries, total } = await findDeliveries(context.em, scope.team, path.id, page);
