@@ -152,6 +152,7 @@ async function prepare(operationId: string, actor: Actor | undefined): Promise<S
     case 'deleteIssueComment': await make('createIssueComment', state, author); break;
     case 'deletePageComment': await make('createPageComment', state, author); break;
     case 'deleteAttachment': state.createdAttachments = []; await make('createAttachment', state, author); break;
+    case 'deleteWebhook': state.createdWebhooks = []; await make('createWebhook', state, manager); break;
     case 'deletePage': await make('createPage', state, manager); break;
     case 'deleteNote': await make('createNote', state, manager); break;
     case 'mergeRequest': state.mergeRequests = [(await make('createRequest', state, manager)).index as number]; break;
@@ -284,6 +285,8 @@ beforeAll(async () => {
 
   // an attachment to read by id; the author's own request (open and close are asked of its author)
   await make('createAttachment', base, world.manager);
+  // a webhook of `writers` to read, change and list the deliveries of (deleteWebhook makes its own)
+  await make('createWebhook', base, world.manager);
   const fork = await make('createFork', clone(base), author);
   const [forkPage] = await em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id is not null order by id limit 1', [fork.id]);
   const forkPath = `/api/v1/${author.user.username}/${fork.id}`;
