@@ -56,20 +56,20 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, listen: true });
   const prune = () =>
     pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
-      logger.warn('pruning revisions failed', { error: error instanceof Error ? error.message : String(error) }));
+      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'pruning revisions failed'));
   const sweep = () =>
     sweepAttachmentBytes(database.orm.em.fork(), config).catch((error: unknown) =>
-      logger.warn('sweeping attachment bytes failed', { error: error instanceof Error ? error.message : String(error) }));
+      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'sweeping attachment bytes failed'));
   let server: Server;
   let firstToken: string | undefined;
   try {
     const applied = await migrate(database.orm);
-    if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
     const movedBlobs = await moveAttachmentBlobs(database.orm.em.fork(), config);
-    if (movedBlobs > 0) logger.info('attachment bytes moved out of the database', { attachments: movedBlobs });
+    if (movedBlobs > 0) logger.info({ attachments: movedBlobs }, 'attachment bytes moved out of the database');
     // a database from before the search index (migration 0008) gets its index built once, here
     const reindexed = await reindexIfEmpty(database.orm.em.fork());
-    if (reindexed) logger.info('search index built', { documents: reindexed.documents, milliseconds: Math.round(reindexed.milliseconds) });
+    if (reindexed) logger.info({ documents: reindexed.documents, milliseconds: Math.round(reindexed.milliseconds) }, 'search index built');
     const app = buildApp({ config, orm: database.orm, logger, changes: database.changes });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     readiness.shuttingDown = true;
-    logger.info('shutting down', { signal });
+    logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       logger.warn('requests still running after the grace period; closing them');
       server.closeAllConnections();

@@ -91,7 +91,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
       res.set('Cache-Control', 'no-store').redirect(status, response.get('location') as string);
     } catch (error) {
       if (!(error instanceof OAuth2Server.OAuthError)) throw error;
-      if (error instanceof OAuth2Server.ServerError) req.log.error('authorization failed', { error: String((error as { inner?: unknown }).inner ?? error) });
+      if (error instanceof OAuth2Server.ServerError) req.log.error({ error: String((error as { inner?: unknown }).inner ?? error) }, 'authorization failed');
       res.set('Cache-Control', 'no-store').redirect(status, errorRedirect(redirectUri, error.name, error.message, parameters.state));
     }
   }

@@ -91,7 +91,7 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
       if (Math.random() < 0.01) await sweepExpired(req.em);
     } catch (error) {
       if (!(error instanceof OAuth2Server.OAuthError)) throw error;
-      if (error instanceof OAuth2Server.ServerError) req.log.error('token request failed', { error: String((error as { inner?: unknown }).inner ?? error) });
+      if (error instanceof OAuth2Server.ServerError) req.log.error({ error: String((error as { inner?: unknown }).inner ?? error) }, 'token request failed');
       const status = error.code === 503 ? 500 : error.code;
       const extra = (response.headers ?? {}) as Record<string, string>;
       oauthError(res, status, error.name, error.message, extra['www-authenticate'] ? { 'WWW-Authenticate': extra['www-authenticate'] } : {});

@@ -27,7 +27,7 @@ export function systemRoutes({ orm }: { orm: Orm }): express.Router {
     try {
       await orm.em.fork().execute('select 1');
     } catch (error) {
-      req.log.warn('database not ready', { error: error instanceof Error ? error.message : String(error) });
+      req.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'database not ready');
       throw new HttpError(503, 'database_unavailable', 'the database does not answer');
     }
     res.json({ status: 'ready' });
