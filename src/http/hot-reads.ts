@@ -9,6 +9,7 @@
 // request that made them is answered.
 import type { RequestHandler } from 'express';
 import type { Change, ChangeFeed } from '../db/change-feed.ts';
+import { ifNoneMatchHits } from './etag.ts';
 
 export class FeedCache<Value> {
   readonly #feed: ChangeFeed;
@@ -107,6 +108,11 @@ export function serveHotReads(hot: HotReads): RequestHandler {
     if (req.method !== 'GET' || !req.caller || !hot.live) return next();
     const entry = hot.get(hotReadKey(req.caller.tokenId, req.path));
     if (!entry) return next();
+    res.locals.operationId = 'getPage';
+    if (ifNoneMatchHits(req.get('if-none-match'), entry.etag)) {
+      res.status(304).set('ETag', entry.etag).end();
+      return;
+    }
     res.status(200).set({ 'Content-Type': 'application/json; charset=utf-8', ETag: entry.etag }).send(entry.body);
   };
 }

@@ -12,6 +12,7 @@ import { loadScope, scopeTags } from '../modules/access/scope.ts';
 import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
+import { answeredNotModified } from './etag.ts';
 import { inputGuard, operationParameters } from './input-guard.ts';
 import { toJsonParts } from './json.ts';
 import { deferMultipartBody } from '../modules/attachments/upload.ts';
@@ -105,12 +106,14 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
   }
   if (result && typeof result === 'object' && (result as StreamAnswer).kind === 'stream') {
     const stream = result as StreamAnswer;
+    res.locals.uncompressed = true; // app.ts: ranges are of the bytes as stored
     res.status(stream.status).set(stream.headers);
     stream.body.on('error', (error) => res.destroy(error));
     stream.body.pipe(res);
     return;
   }
   const parts = toJsonParts(result);
+  if (answeredNotModified(res.req, res, parts)) return;
   // the response validator reads what res.json is given: outside production it gets the very bytes sent, parsed
   if (validateResponses) {
     res.status(200).json(JSON.parse(Buffer.concat(parts).toString('utf8')));
