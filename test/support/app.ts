@@ -31,6 +31,8 @@ export async function startTestApp(
     feedDown?: boolean;
     /** a second server on the database of this one, as another process would be (its own connections and memory) */
     beside?: TestApp;
+    /** where the app's log lines go (default stdout, at LOG_LEVEL: silent unless TEST_LOG_LEVEL says otherwise) */
+    logTo?: { write(line: string): void };
   } = {},
 ): Promise<TestApp> {
   let queries = 0;
@@ -52,7 +54,7 @@ export async function startTestApp(
     ...(dataDir ? { DATA_DIR: dataDir } : {}),
     ...env,
   });
-  const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel), changes: options.feedDown ? silentFeed() : database.changes });
+  const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel, {}, options.logTo), changes: options.feedDown ? silentFeed() : database.changes });
   server.on('request', app);
   return {
     baseUrl,
