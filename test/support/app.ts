@@ -20,6 +20,8 @@ export type TestApp = {
   em(): EntityManager;
   /** Counts the SQL queries run while `action` runs (only when started with `countQueries`). */
   countQueries(action: () => Promise<unknown>): Promise<number>;
+  /** The rate limit's lease statements run so far (not in countQueries; only when started with `countQueries`). */
+  rateLimitLeases(): number;
   close(): Promise<void>;
 };
 
@@ -36,12 +38,14 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   let queries = 0;
+  let rateLimitLeases = 0;
   const database = options.beside
     ? await openSecondConnection(options.beside.database)
     // the rate limit's lease (src/http/rate-limit.ts: one statement per up to 50 requests of a token) is not counted:
     // where it falls depends on how many requests the token made before, not on the operation measured
     : await openTestDatabase(options.countQueries ? (sql) => {
-      if (!sql.includes('into rate_limits')) queries += 1;
+      if (sql.includes('into rate_limits')) rateLimitLeases += 1;
+      else queries += 1;
     } : undefined);
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -61,6 +65,7 @@ export async function startTestApp(
     config,
     database,
     em: () => database.orm.em.fork(),
+    rateLimitLeases: () => rateLimitLeases,
     async countQueries(action) {
       if (!options.countQueries) throw new Error('start the app with { countQueries: true }');
       const before = queries;
