@@ -9,6 +9,7 @@ import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from '
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
+import { pruneRateLimits } from './http/rate-limit.ts';
 import { readiness } from './modules/system/system.routes.ts';
 import { reindexIfEmpty } from './modules/search/search.indexer.ts';
 
@@ -55,8 +56,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, { service: 'notes' });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, listen: true });
   const prune = () =>
-    pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
-      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'pruning revisions failed'));
+    Promise.all([pruneRevisions(database.orm.em.fork()), pruneRateLimits(database.orm.em.fork())]).catch((error: unknown) =>
+      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'pruning revisions or rate limits failed'));
   const sweep = () =>
     sweepAttachmentBytes(database.orm.em.fork(), config).catch((error: unknown) =>
       logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'sweeping attachment bytes failed'));

@@ -138,7 +138,11 @@ export function bindOperation(definition: OperationDefinition<OperationId>, serv
     if (!req.caller) throw new Error('operation reached without an authenticated caller');
     const path = (req.params ?? {}) as Record<string, unknown>;
     const heardAtStart = services.memory.hot.mark();
-    const scope = await loadScope(definition.scope, req.em, req.caller, path);
+    // a GET may be answered from memory: everything committed before it arrived is heard first (hot-reads.ts)
+    const [scope] = await Promise.all([
+      loadScope(definition.scope, req.em, req.caller, path),
+      req.method === 'GET' ? services.memory.hot.sync() : undefined,
+    ]);
     const input = { path, query: req.query ?? {}, body: req.body, headers: readHeaders(req, headerNames) };
     const context: HandlerContext = {
       em: req.em,

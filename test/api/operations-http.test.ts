@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/modules/auth/tokens.ts';
+import { signInLimits } from '../../src/modules/oauth/sign-in-limits.ts';
 import { ApiClient } from '../support/client.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeNote, makePage, makeUser, notePath, type Actor } from '../support/factories.ts';
@@ -175,5 +176,23 @@ describe('compression', () => {
     expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
     const list = await raw('GET', `${noteUrl}/pages`, { Authorization: `Bearer ${member.token}`, 'Accept-Encoding': 'br' });
     expect(list.headers['content-encoding']).toBe('br');
+  });
+});
+
+describe('sign-in limits, kept in the database like the token budgets', () => {
+  const settings = { accessTokenSeconds: 3600, refreshTokenSeconds: 86400, signInAttemptsPerAccount: 2, signInAttemptsPerAddress: 3, signInWindowSeconds: 60 };
+
+  it('count per account (case-insensitively) and per address, and report the tighter', async () => {
+    const limits = signInLimits(settings);
+    const em = app.em();
+    expect(await limits.attempt(em, 'Alice', '10.0.0.1')).toMatchObject({ limit: 2, remaining: 1, exceeded: false });
+    expect(await limits.attempt(em, 'alice', '10.0.0.2')).toMatchObject({ remaining: 0, exceeded: false });
+    expect(await limits.attempt(em, 'ALICE', '10.0.0.3')).toMatchObject({ exceeded: true });
+    expect(await limits.attempt(em, 'bob', '10.0.0.1')).toMatchObject({ remaining: 1, exceeded: false });
+    expect(await limits.attempt(em, 'carol', '10.0.0.1')).toMatchObject({ remaining: 0, exceeded: false });
+    expect(await limits.attempt(em, 'dave', '10.0.0.1')).toMatchObject({ limit: 3, exceeded: true });
+    expect(await limits.attempt(em, 'dave', '10.0.0.9')).toMatchObject({ exceeded: false });
+    // a second process (its own memory) sees the same counts
+    expect(await signInLimits(settings).attempt(em, 'alice', '10.0.0.7')).toMatchObject({ exceeded: true });
   });
 });

@@ -60,7 +60,7 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
     if (typeof body === 'string') return oauthError(res, 400, 'invalid_request', body);
     if (body.grant_type === 'password') {
       if (body.username === undefined && body.login !== undefined) body.username = body.login;
-      const verdict = limits.attempt(body.username ?? '', req.ip ?? 'unknown');
+      const verdict = await limits.attempt(req.em, body.username ?? '', req.ip ?? 'unknown');
       sendRateLimitHeaders(res, verdict);
       if (verdict.exceeded) {
         return oauthError(res, 429, 'temporarily_unavailable', `too many sign-in attempts; try again in ${verdict.resetSeconds} seconds`, { 'Retry-After': String(verdict.resetSeconds) });
