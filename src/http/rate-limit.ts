@@ -20,8 +20,8 @@ const MAX_TRACKED_KEYS = 10_000;
 
 export type Verdict = { limit: number; remaining: number; resetSeconds: number; exceeded: boolean };
 
-/** What this process holds of one key's window. */
-type Lease = { windowEnd: number; used: number; left: number };
+/** What this process holds of one key's window (`started`: the database's; `windowEnd`: on this process's clock). */
+type Lease = { started: number; windowEnd: number; used: number; left: number };
 
 /** The lease handed out when `remaining` (an SQL expression) requests are left: 1/divisor of it, within 1..max. */
 function leaseOf(remaining: string, maxLease: number, divisor: number): string {
@@ -34,6 +34,7 @@ export class SharedBudget {
   readonly #windowMs: number;
   readonly #sql: string;
   readonly #leases = new Map<string, Lease>();
+  readonly #pending = new Map<string, Promise<void>>();
 
   /** `maxLease` 1: every request asks the database (the sign-in limits: few requests, each one counted there). */
   constructor(limit: number, windowSeconds: number, options: { maxLease: number; leaseDivisor?: number }) {
@@ -47,23 +48,47 @@ export class SharedBudget {
         window_start = case when ${expired} then now() else r.window_start end,
         used = (case when ${expired} then 0 else r.used end) + ${lease(remaining)},
         granted = ${lease(remaining)}
-      returning used, granted, (extract(epoch from window_start) * 1000)::float8 as started`;
+      returning used, granted, (extract(epoch from window_start) * 1000)::float8 as started, (extract(epoch from now()) * 1000)::float8 as now`;
   }
 
   /** Spends one request of `key`'s budget (exceeded: none was left). */
   async spend(em: EntityManager, key: string): Promise<Verdict> {
-    const now = Date.now();
-    let lease = this.#leases.get(key);
-    // a spent budget (used >= limit) is refused from memory until its window ends
-    if (!lease || now >= lease.windowEnd || (lease.left === 0 && lease.used < this.#limit)) {
-      const rows = await em.execute<{ used: number; granted: number; started: number }[]>(this.#sql, [key]);
-      const row = rows[0]!;
-      lease = { windowEnd: Number(row.started) + this.#windowMs, used: Number(row.used), left: Number(row.granted) };
-      if (this.#leases.size >= MAX_TRACKED_KEYS) this.#leases.clear(); // only unspent leases are lost: fewer requests, never more
-      this.#leases.set(key, lease);
+    for (let attempt = 0; ; attempt += 1) {
+      if (attempt === 10) throw new Error(`rate limit: no lease for ${key} after 10 attempts`);
+      const now = Date.now();
+      const lease = this.#leases.get(key);
+      if (lease && now < lease.windowEnd) {
+        if (lease.left > 0) {
+          lease.left -= 1;
+          return this.#verdict(lease, now, false);
+        }
+        // a spent budget (used >= limit) is refused from memory until its window ends
+        if (lease.used >= this.#limit) return this.#verdict(lease, now, true);
+      }
+      // one lease in flight per key: the requests that arrive meanwhile wait for it, then spend from it
+      let pending = this.#pending.get(key);
+      if (!pending) {
+        pending = this.#take(em, key).finally(() => this.#pending.delete(key));
+        this.#pending.set(key, pending);
+      }
+      await pending;
     }
-    const exceeded = lease.left === 0;
-    if (!exceeded) lease.left -= 1;
+  }
+
+  async #take(em: EntityManager, key: string): Promise<void> {
+    const rows = await em.execute<{ used: number; granted: number; started: number; now: number }[]>(this.#sql, [key]);
+    const row = rows[0]!;
+    const started = Number(row.started);
+    // the window's end on this process's clock: what the database says is left of it, from now
+    const windowEnd = Date.now() + (started + this.#windowMs - Number(row.now));
+    const held = this.#leases.get(key);
+    // what is left of a lease of the same window is kept with the new one
+    const left = Number(row.granted) + (held && held.started === started ? held.left : 0);
+    if (this.#leases.size >= MAX_TRACKED_KEYS && !held) this.#leases.clear(); // only unspent leases are lost: fewer requests, never more
+    this.#leases.set(key, { started, windowEnd, used: Number(row.used), left });
+  }
+
+  #verdict(lease: Lease, now: number, exceeded: boolean): Verdict {
     return {
       limit: this.#limit,
       remaining: Math.max(0, this.#limit - lease.used + lease.left),

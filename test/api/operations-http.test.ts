@@ -66,7 +66,9 @@ describe('logs', () => {
     expect(output).not.toContain(password);
     const requestLine = JSON.parse(lines.find((line) => line.includes('access_token'))!);
     expect(requestLine).toMatchObject({ level: 'info', message: 'request', res: { status: 200 }, operation_id: 'getMe', user_id: member.user.id });
-    expect(requestLine.req.url).toBe('/api/v1/me?access_token=[Redacted]');
+    expect(requestLine.request.url).toBe('/api/v1/me?access_token=[Redacted]');
+    const headerLine = JSON.parse(lines.find((line) => line.includes('"cookie"'))!);
+    expect(headerLine.request.headers).toMatchObject({ authorization: '[Redacted]', cookie: '[Redacted]' });
     expect(JSON.parse(direct[1]!)).toMatchObject({ message: 'old order', password: '[Redacted]', request_id: 'r1' });
   });
 });
