@@ -4,12 +4,14 @@
 // Used for the per-token budget (RATE_LIMIT_PER_HOUR, below) and the sign-in limits (modules/oauth/sign-in-limits.ts).
 //
 // Cost of the per-token budget: a process does not write the row on every request. It takes a lease of several
-// requests at once — 1% of what is left of the budget, at most 50, at least 1 — and spends it from memory; a lease is
-// one statement. With the default budget of 5,000 that is one statement per 50 requests at first, one per request
-// for the last 100 of the hour. What this gives up: a lease left unspent (its process stopped, or its clients moved to
-// another process) is not given back, so a token may get up to 50 requests fewer than its budget per process in an
-// hour, never more; and RateLimit-Remaining counts the other processes' unspent leases as spent. Once the database
-// says a budget is spent, the process refuses from memory until the window ends (flooding costs no statement).
+// requests at once — 1% of what is left of the budget (at most 50), or as many as its requests waiting for one if
+// more, never more than is left — and spends it from memory; a lease is one statement, and only one per key is in
+// flight in a process at a time. With the default budget of 5,000 that is one statement per 50 requests at first;
+// in the last 100 of the hour, leases are exactly what is waiting. What this gives up: a lease left unspent (its
+// process stopped, or its clients moved to another process) is not given back, so a token may get up to 50 requests
+// fewer than its budget per process in an hour, never more; and RateLimit-Remaining counts the other processes'
+// unspent leases as spent. Once the database says a budget is spent, the process refuses from memory until the
+// window ends (flooding costs no statement).
 //
 // Every answer carries the RateLimit-* headers; past the budget the answer is 429 with Retry-After.
 import type { RequestHandler } from 'express';
@@ -20,12 +22,17 @@ const MAX_TRACKED_KEYS = 10_000;
 
 export type Verdict = { limit: number; remaining: number; resetSeconds: number; exceeded: boolean };
 
+type Waiter = { resolve: (verdict: Verdict) => void; reject: (error: unknown) => void };
+
 /** What this process holds of one key's window (`started`: the database's; `windowEnd`: on this process's clock). */
 type Lease = { started: number; windowEnd: number; used: number; left: number };
 
-/** The lease handed out when `remaining` (an SQL expression) requests are left: 1/divisor of it, within 1..max. */
+/**
+ * The lease handed out when `remaining` (an SQL expression) requests are left: what the requests waiting in this
+ * process need (the parameter `want`), or 1/divisor of what is left if more, at most `maxLease`; never more than left.
+ */
 function leaseOf(remaining: string, maxLease: number, divisor: number): string {
-  return `(case when ${remaining} <= 0 then 0 else least(${remaining}, greatest(1, least(${maxLease}, (${remaining}) / ${divisor}))) end)`;
+  return `(case when ${remaining} <= 0 then 0 else least(${remaining}, greatest(?::int, least(${maxLease}, (${remaining}) / ${divisor}))) end)`;
 }
 
 /** A budget of `limit` requests per window of `windowSeconds` for each key, kept in `rate_limits`. */
@@ -34,7 +41,8 @@ export class SharedBudget {
   readonly #windowMs: number;
   readonly #sql: string;
   readonly #leases = new Map<string, Lease>();
-  readonly #pending = new Map<string, Promise<void>>();
+  /** Per key: the requests waiting for a lease, and whether one is being taken. */
+  readonly #queues = new Map<string, { waiting: Waiter[]; taking: boolean }>();
 
   /** `maxLease` 1: every request asks the database (the sign-in limits: few requests, each one counted there). */
   constructor(limit: number, windowSeconds: number, options: { maxLease: number; leaseDivisor?: number }) {
@@ -52,31 +60,48 @@ export class SharedBudget {
   }
 
   /** Spends one request of `key`'s budget (exceeded: none was left). */
-  async spend(em: EntityManager, key: string): Promise<Verdict> {
-    for (let attempt = 0; ; attempt += 1) {
-      if (attempt === 10) throw new Error(`rate limit: no lease for ${key} after 10 attempts`);
-      const now = Date.now();
-      const lease = this.#leases.get(key);
-      if (lease && now < lease.windowEnd) {
-        if (lease.left > 0) {
-          lease.left -= 1;
-          return this.#verdict(lease, now, false);
-        }
-        // a spent budget (used >= limit) is refused from memory until its window ends
-        if (lease.used >= this.#limit) return this.#verdict(lease, now, true);
+  spend(em: EntityManager, key: string): Promise<Verdict> {
+    const now = Date.now();
+    const lease = this.#leases.get(key);
+    if (lease && now < lease.windowEnd) {
+      if (lease.left > 0) {
+        lease.left -= 1;
+        return Promise.resolve(this.#verdict(lease, now, false));
       }
-      // one lease in flight per key: the requests that arrive meanwhile wait for it, then spend from it
-      let pending = this.#pending.get(key);
-      if (!pending) {
-        pending = this.#take(em, key).finally(() => this.#pending.delete(key));
-        this.#pending.set(key, pending);
-      }
-      await pending;
+      // a spent budget (used >= limit) is refused from memory until its window ends
+      if (lease.used >= this.#limit) return Promise.resolve(this.#verdict(lease, now, true));
     }
+    // One lease in flight per key, asked for every request waiting when it is sent; those arriving meanwhile wait
+    // for the next. Each waiter is served from the lease taken for it, so none waits forever behind newcomers.
+    let queue = this.#queues.get(key);
+    if (!queue) this.#queues.set(key, (queue = { waiting: [], taking: false }));
+    const answer = new Promise<Verdict>((resolve, reject) => queue.waiting.push({ resolve, reject }));
+    if (!queue.taking) void this.#drain(em, key, queue);
+    return answer;
   }
 
-  async #take(em: EntityManager, key: string): Promise<void> {
-    const rows = await em.execute<{ used: number; granted: number; started: number; now: number }[]>(this.#sql, [key]);
+  async #drain(em: EntityManager, key: string, queue: { waiting: Waiter[]; taking: boolean }): Promise<void> {
+    queue.taking = true;
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0);
+      try {
+        const lease = await this.#take(em, key, batch.length);
+        const now = Date.now();
+        for (const waiter of batch) {
+          const granted = lease.left > 0;
+          if (granted) lease.left -= 1;
+          waiter.resolve(this.#verdict(lease, now, !granted));
+        }
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(error);
+      }
+    }
+    queue.taking = false;
+    this.#queues.delete(key);
+  }
+
+  async #take(em: EntityManager, key: string, want: number): Promise<Lease> {
+    const rows = await em.execute<{ used: number; granted: number; started: number; now: number }[]>(this.#sql, [key, want, want, want, want]);
     const row = rows[0]!;
     const started = Number(row.started);
     // the window's end on this process's clock: what the database says is left of it, from now
@@ -85,7 +110,9 @@ export class SharedBudget {
     // what is left of a lease of the same window is kept with the new one
     const left = Number(row.granted) + (held && held.started === started ? held.left : 0);
     if (this.#leases.size >= MAX_TRACKED_KEYS && !held) this.#leases.clear(); // only unspent leases are lost: fewer requests, never more
-    this.#leases.set(key, { started, windowEnd, used: Number(row.used), left });
+    const lease = { started, windowEnd, used: Number(row.used), left };
+    this.#leases.set(key, lease);
+    return lease;
   }
 
   #verdict(lease: Lease, now: number, exceeded: boolean): Verdict {
