@@ -75,7 +75,9 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   }
   // JSON answers, the document and the API reference over 1 KiB go out compressed (br or gzip, as the client
   // accepts; Vary: Accept-Encoding). Not the bytes of a StreamAnswer (attachments: Range requests count bytes as stored).
-  app.use(compression({ filter: (req, res) => res.locals.uncompressed !== true && compression.filter(req, res) }));
+  const compress = compression({ filter: (req, res) => res.locals.uncompressed !== true && compression.filter(req, res) });
+  // a client that accepts no encoding (most API clients) skips the middleware, which wraps every response otherwise
+  app.use((req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
   app.use((req, _res, next) => {
     req.em = orm.em.fork();
     next();
