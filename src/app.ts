@@ -1,6 +1,8 @@
 // buildApp(deps) -> the express app, without listen(). The request flow for the API is:
 // request id + log -> `.json` suffix -> body parsers -> entity manager -> auth -> rate limit -> OpenAPI validator
 // (form coercion, request validation, response validation) -> handlers[operationId] -> one error handler.
+import compression from 'compression';
+import cors from 'cors';
 import express from 'express';
 import type { Config } from './config.ts';
 import type { Orm } from './db/database.ts';
@@ -13,6 +15,7 @@ import { HttpError } from './http/errors.ts';
 import type { AppServices, Memory } from './http/handler.ts';
 import { stripJsonSuffix } from './http/json-suffix.ts';
 import type { Logger } from './http/logger.ts';
+import { createMetrics } from './http/metrics.ts';
 import { loadOpenApiDocument, openApiMiddleware } from './http/openapi.ts';
 import { problemDetails } from './http/problem-details.ts';
 import { rateLimit } from './http/rate-limit.ts';
@@ -55,6 +58,26 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   });
 
   app.use(requestIdAndLog(logger));
+  // METRICS_TOKEN set: every request is measured and /metrics answers its bearer (metrics.ts); unset, neither
+  if (config.metricsToken) {
+    const metrics = createMetrics(config.metricsToken, orm, changes);
+    app.use(metrics.measure);
+    app.get('/metrics', metrics.serve);
+  }
+  // CORS_ORIGINS set: those origins may call the service from a browser (preflight answered here, before routing)
+  if (config.corsOrigins === '*' || config.corsOrigins.length > 0) {
+    app.use(cors({
+      origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      exposedHeaders: ['ETag', 'Link', 'Location', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'],
+      maxAge: 600,
+    }));
+  }
+  // JSON answers, the document and the API reference over 1 KiB go out compressed (br or gzip, as the client
+  // accepts; Vary: Accept-Encoding). Not the bytes of a StreamAnswer (attachments: Range requests count bytes as stored).
+  const compress = compression({ filter: (req, res) => res.locals.uncompressed !== true && compression.filter(req, res) });
+  // a client that accepts no encoding (most API clients) skips the middleware, which wraps every response otherwise
+  app.use((req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
   app.use((req, _res, next) => {
     req.em = orm.em.fork();
     next();

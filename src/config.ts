@@ -18,6 +18,10 @@ export type Config = {
    */
   trustProxy: boolean | number | string;
   limits: Limits;
+  /** METRICS_TOKEN: who may read /metrics (a bearer of this token); unset, /metrics answers 404. */
+  metricsToken: string | undefined;
+  /** CORS_ORIGINS: the browser origins allowed to call the API across origins ('*': any); empty, no CORS headers at all. */
+  corsOrigins: readonly string[] | '*';
   /** Where attachment bytes live: the local directory `<DATA_DIR>/attachments` (default), or an S3-compatible store. */
   storage: StorageConfig;
   oauth: OAuthSettings;
@@ -110,6 +114,31 @@ function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
   };
 }
 
+function metricsToken(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError('METRICS_TOKEN must be 16-256 printable ASCII characters without spaces');
+  return raw;
+}
+
+/** `*`, or origins separated by commas (`https://notes.example.com,https://app.example.com`). */
+function corsOrigins(raw: string | undefined): readonly string[] | '*' {
+  if (raw === undefined || raw.trim() === '') return [];
+  if (raw.trim() === '*') return '*';
+  return raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
+    let origin: string | undefined;
+    try {
+      const url = new URL(entry);
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search && !url.hash && !url.username) origin = url.origin;
+    } catch {
+      origin = undefined;
+    }
+    if (!origin || entry.replace(/\/$/, '') !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must be * or origins separated by commas (scheme://host[:port], no path), got "${entry}"`);
+    }
+    return origin;
+  });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const environment = oneOf(env, 'NODE_ENV', 'development', ['development', 'test', 'production'] as const);
@@ -144,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
     },
+    metricsToken: metricsToken(env.METRICS_TOKEN),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
     storage: storageConfig(env),
     oauth: {
       accessTokenSeconds: integer(env, 'OAUTH_ACCESS_TOKEN_SECONDS', 3600, 60, 31_536_000),

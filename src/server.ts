@@ -10,6 +10,7 @@ import { answerClientErrors } from './http/client-errors.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
+import { pruneRateLimits } from './http/rate-limit.ts';
 import { readiness } from './modules/system/system.routes.ts';
 import { reindexIfEmpty } from './modules/search/search.indexer.ts';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.ts';
@@ -58,21 +59,21 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, { service: 'notes' });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, listen: true });
   const prune = () =>
-    pruneRevisions(database.orm.em.fork()).catch((error: unknown) =>
-      logger.warn('pruning revisions failed', { error: error instanceof Error ? error.message : String(error) }));
+    Promise.all([pruneRevisions(database.orm.em.fork()), pruneRateLimits(database.orm.em.fork())]).catch((error: unknown) =>
+      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'pruning revisions or rate limits failed'));
   const sweep = () =>
     sweepAttachmentBytes(database.orm.em.fork(), config).catch((error: unknown) =>
-      logger.warn('sweeping attachment bytes failed', { error: error instanceof Error ? error.message : String(error) }));
+      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'sweeping attachment bytes failed'));
   let server: Server;
   let firstToken: string | undefined;
   try {
     const applied = await migrate(database.orm);
-    if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
     const movedBlobs = await moveAttachmentBlobs(database.orm.em.fork(), config);
-    if (movedBlobs > 0) logger.info('attachment bytes moved out of the database', { attachments: movedBlobs });
+    if (movedBlobs > 0) logger.info({ attachments: movedBlobs }, 'attachment bytes moved out of the database');
     // a database from before the search index (migration 0008) gets its index built once, here
     const reindexed = await reindexIfEmpty(database.orm.em.fork());
-    if (reindexed) logger.info('search index built', { documents: reindexed.documents, milliseconds: Math.round(reindexed.milliseconds) });
+    if (reindexed) logger.info({ documents: reindexed.documents, milliseconds: Math.round(reindexed.milliseconds) }, 'search index built');
     const app = buildApp({ config, orm: database.orm, logger, changes: database.changes });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     readiness.shuttingDown = true;
-    logger.info('shutting down', { signal });
+    logger.info({ signal }, 'shutting down');
     // no new webhook round starts; the attempts under way finish (each bounded by WEBHOOK_TIMEOUT_MS)
     const workerStopped = webhooks.stop();
     const force = setTimeout(() => {

@@ -17,6 +17,13 @@ export type ChangeFeed = {
   /** Counts announcements heard; a view built from reads that began before the count moved is not kept. */
   readonly heard: number;
   subscribe(listener: ChangeListener): void;
+  /**
+   * Resolves once every change committed before the call has been heard: what is in memory may then be served to a
+   * request that arrived before the call. Embedded: at once (announcements are read in line with every answer).
+   * PostgreSQL: a round trip on the listening connection, which delivers pending notifications before the answer;
+   * calls made while one is in flight share the next one (one round trip serves every request waiting).
+   */
+  sync(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -26,9 +33,14 @@ function parse(payload: string): Change {
   return payload === '*' ? { everything: true } : { tags: payload.split(',').filter((tag) => tag !== '') };
 }
 
+const settled = Promise.resolve();
+
 class Feed {
   live = false;
   heard = 0;
+  sync(): Promise<void> {
+    return settled;
+  }
   readonly #listeners: ChangeListener[] = [];
   subscribe(listener: ChangeListener): void {
     this.#listeners.push(listener);
@@ -83,6 +95,26 @@ export function postgresChangeFeed(databaseUrl: string, warn: (message: string) 
     } catch (error) {
       broken(error as Error);
     }
+  };
+  // at most one round trip in flight; callers arriving meanwhile wait for the one after it (it starts after them)
+  let inFlight: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const ping = (): Promise<void> => {
+    const current = client;
+    if (!current || !feed.live) return settled; // not live: nothing is served from memory anyway
+    const done = current.query('').then(() => undefined, () => undefined).finally(() => {
+      if (inFlight === done) inFlight = undefined;
+    });
+    inFlight = done;
+    return done;
+  };
+  feed.sync = () => {
+    if (!inFlight) return ping();
+    queued ??= inFlight.then(() => {
+      queued = undefined;
+      return ping();
+    });
+    return queued;
   };
   void connect();
   return Object.assign(feed, {

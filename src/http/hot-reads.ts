@@ -3,12 +3,15 @@
 // announces a change to any of them, or this process changes them itself. They are used only while the feed is live,
 // and one built from reads that began before the last announcement heard is not kept (it might predate that change).
 //
-// What this gives up, stated plainly: a change committed by another process is heard here when PostgreSQL delivers
-// its notification (normally well under a millisecond after the commit); until then this process may answer with
-// what it had. Changes made through this process, and every change on the embedded database, are heard before the
-// request that made them is answered.
+// A change committed by another process is heard when PostgreSQL delivers its notification, normally well under a
+// millisecond after the commit, but a request can arrive first (a client that wrote through process A and reads
+// through B at once). So before anything kept is served to a GET, the feed is synced (ChangeFeed.sync: one round trip
+// on the listening connection, shared by every request waiting, run beside the request's scope statement): whatever
+// was committed before the request arrived is heard, and dropped, first. Changes made through this process, and
+// every change on the embedded database, are heard before the request that made them is answered.
 import type { RequestHandler } from 'express';
 import type { Change, ChangeFeed } from '../db/change-feed.ts';
+import { ifNoneMatchHits } from './etag.ts';
 
 export class FeedCache<Value> {
   readonly #feed: ChangeFeed;
@@ -30,6 +33,11 @@ export class FeedCache<Value> {
   /** Whether entries may be used and kept (the feed hears every change). */
   get live(): boolean {
     return this.#feed.live;
+  }
+
+  /** Resolves once every change committed before the call is heard (ChangeFeed.sync). */
+  sync(): Promise<void> {
+    return this.#feed.sync();
   }
 
   /** A mark to take before reading what an entry will hold; `keep` refuses the entry if a change was heard since. */
@@ -103,10 +111,19 @@ export function hotReadKey(tokenId: number, path: string): string {
 
 /** Serves a GET from the hot reads when one is kept for this token and path; otherwise the request goes on. */
 export function serveHotReads(hot: HotReads): RequestHandler {
-  return (req, res, next) => {
+  return async (req, res, next) => {
     if (req.method !== 'GET' || !req.caller || !hot.live) return next();
-    const entry = hot.get(hotReadKey(req.caller.tokenId, req.path));
+    const key = hotReadKey(req.caller.tokenId, req.path);
+    if (!hot.get(key)) return next();
+    // a change committed through another process before this request arrived is heard first (it drops the entry)
+    await hot.sync();
+    const entry = hot.get(key);
     if (!entry) return next();
+    res.locals.operationId = 'getPage';
+    if (ifNoneMatchHits(req.get('if-none-match'), entry.etag)) {
+      res.status(304).set('ETag', entry.etag).end();
+      return;
+    }
     res.status(200).set({ 'Content-Type': 'application/json; charset=utf-8', ETag: entry.etag }).send(entry.body);
   };
 }

@@ -13,6 +13,7 @@ import { authorizations, authorizeDeclared, checkDeclaredAction, loadScope, scop
 import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
+import { answeredNotModified } from './etag.ts';
 import { inputGuard, operationParameters } from './input-guard.ts';
 import { toJsonParts } from './json.ts';
 import { deferMultipartBody } from '../modules/attachments/upload.ts';
@@ -106,12 +107,14 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
   }
   if (result && typeof result === 'object' && (result as StreamAnswer).kind === 'stream') {
     const stream = result as StreamAnswer;
+    res.locals.uncompressed = true; // app.ts: ranges are of the bytes as stored
     res.status(stream.status).set(stream.headers);
     stream.body.on('error', (error) => res.destroy(error));
     stream.body.pipe(res);
     return;
   }
   const parts = toJsonParts(result);
+  if (answeredNotModified(res.req, res, parts)) return;
   // the response validator reads what res.json is given: outside production it gets the very bytes sent, parsed
   if (validateResponses) {
     res.status(200).json(JSON.parse(Buffer.concat(parts).toString('utf8')));
@@ -136,7 +139,11 @@ export function bindOperation(definition: OperationDefinition<OperationId>, serv
     if (!req.caller) throw new Error('operation reached without an authenticated caller');
     const path = (req.params ?? {}) as Record<string, unknown>;
     const heardAtStart = services.memory.hot.mark();
-    const scope = await loadScope(definition.scope, req.em, req.caller, path);
+    // a GET may be answered from memory: everything committed before it arrived is heard first (hot-reads.ts)
+    const [scope] = await Promise.all([
+      loadScope(definition.scope, req.em, req.caller, path),
+      req.method === 'GET' ? services.memory.hot.sync() : undefined,
+    ]);
     const authorizedHere = authorizeDeclared(scope, definition.action);
     const input = { path, query: req.query ?? {}, body: req.body, headers: readHeaders(req, headerNames) };
     const context: HandlerContext = {

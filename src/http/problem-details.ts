@@ -133,9 +133,9 @@ export const problemDetails: ErrorRequestHandler = (error, req, res, _next) => {
   if (!problem || (problem.status === 500 && !(error instanceof HttpError))) {
     // Unknown errors, and response validation failures (our bug, never the client's), leave as a generic 500; the
     // stack goes to the log only.
-    req.log?.error('request failed', {
+    req.log?.error({
       error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
-    });
+    }, 'request failed');
     problem = new HttpError(500, 'internal_error', 'the server failed to answer; the request id identifies it in the logs');
   }
   if (res.headersSent) {

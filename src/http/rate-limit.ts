@@ -1,29 +1,147 @@
-// Per-token request budget over a fixed one-hour window, kept in memory (one server process). Every answer carries
-// the RateLimit-* headers; past the budget the answer is 429 with Retry-After.
+// Request budgets over fixed windows, shared by every server process on the database: the count lives in the table
+// `rate_limits` (migration 0011), moved by one atomic upsert, so N processes behind a load balancer grant a budget
+// once in all, never N times. The same store serves the embedded database (one process), so there is one code path.
+// Used for the per-token budget (RATE_LIMIT_PER_HOUR, below) and the sign-in limits (modules/oauth/sign-in-limits.ts).
+//
+// Cost of the per-token budget: a process does not write the row on every request. It takes a lease of several
+// requests at once — 1% of what is left of the budget (at most 50), or as many as its requests waiting for one if
+// more, never more than is left — and spends it from memory; a lease is one statement, and only one per key is in
+// flight in a process at a time. With the default budget of 5,000 that is one statement per 50 requests at first;
+// in the last 100 of the hour, leases are exactly what is waiting. What this gives up: a lease left unspent (its
+// process stopped, or its clients moved to another process) is not given back, so a token may get up to 50 requests
+// fewer than its budget per process in an hour, never more; and RateLimit-Remaining counts the other processes'
+// unspent leases as spent. Once the database says a budget is spent, the process refuses from memory until the
+// window ends (flooding costs no statement).
+//
+// Every answer carries the RateLimit-* headers; past the budget the answer is 429 with Retry-After.
 import type { RequestHandler } from 'express';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { HttpError } from './errors.ts';
 
-const WINDOW_MS = 3_600_000;
+const MAX_TRACKED_KEYS = 10_000;
+
+export type Verdict = { limit: number; remaining: number; resetSeconds: number; exceeded: boolean };
+
+type Waiter = { resolve: (verdict: Verdict) => void; reject: (error: unknown) => void };
+
+/** What this process holds of one key's window (`started`: the database's; `windowEnd`: on this process's clock). */
+type Lease = { started: number; windowEnd: number; used: number; left: number };
+
+/**
+ * The lease handed out when `remaining` (an SQL expression) requests are left: what the requests waiting in this
+ * process need (the parameter `want`), or 1/divisor of what is left if more, at most `maxLease`; never more than left.
+ */
+function leaseOf(remaining: string, maxLease: number, divisor: number): string {
+  return `(case when ${remaining} <= 0 then 0 else least(${remaining}, greatest(?::int, least(${maxLease}, (${remaining}) / ${divisor}))) end)`;
+}
+
+/** A budget of `limit` requests per window of `windowSeconds` for each key, kept in `rate_limits`. */
+export class SharedBudget {
+  readonly #limit: number;
+  readonly #windowMs: number;
+  readonly #sql: string;
+  readonly #leases = new Map<string, Lease>();
+  /** Per key: the requests waiting for a lease, and whether one is being taken. */
+  readonly #queues = new Map<string, { waiting: Waiter[]; taking: boolean }>();
+
+  /** `maxLease` 1: every request asks the database (the sign-in limits: few requests, each one counted there). */
+  constructor(limit: number, windowSeconds: number, options: { maxLease: number; leaseDivisor?: number }) {
+    this.#limit = limit;
+    this.#windowMs = windowSeconds * 1000;
+    const lease = (remaining: string) => leaseOf(remaining, options.maxLease, options.leaseDivisor ?? 100);
+    const expired = `r.window_start <= now() - interval '${windowSeconds} seconds'`;
+    const remaining = `(case when ${expired} then ${limit} else ${limit} - r.used end)`;
+    this.#sql = `insert into rate_limits as r (key, window_start, used, granted) values (?, now(), ${lease(String(limit))}, ${lease(String(limit))})
+      on conflict (key) do update set
+        window_start = case when ${expired} then now() else r.window_start end,
+        used = (case when ${expired} then 0 else r.used end) + ${lease(remaining)},
+        granted = ${lease(remaining)}
+      returning used, granted, (extract(epoch from window_start) * 1000)::float8 as started, (extract(epoch from now()) * 1000)::float8 as now`;
+  }
+
+  /** Spends one request of `key`'s budget (exceeded: none was left). */
+  spend(em: EntityManager, key: string): Promise<Verdict> {
+    const now = Date.now();
+    const lease = this.#leases.get(key);
+    if (lease && now < lease.windowEnd) {
+      if (lease.left > 0) {
+        lease.left -= 1;
+        return Promise.resolve(this.#verdict(lease, now, false));
+      }
+      // a spent budget (used >= limit) is refused from memory until its window ends
+      if (lease.used >= this.#limit) return Promise.resolve(this.#verdict(lease, now, true));
+    }
+    // One lease in flight per key, asked for every request waiting when it is sent; those arriving meanwhile wait
+    // for the next. Each waiter is served from the lease taken for it, so none waits forever behind newcomers.
+    let queue = this.#queues.get(key);
+    if (!queue) this.#queues.set(key, (queue = { waiting: [], taking: false }));
+    const answer = new Promise<Verdict>((resolve, reject) => queue.waiting.push({ resolve, reject }));
+    if (!queue.taking) void this.#drain(em, key, queue);
+    return answer;
+  }
+
+  async #drain(em: EntityManager, key: string, queue: { waiting: Waiter[]; taking: boolean }): Promise<void> {
+    queue.taking = true;
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0);
+      try {
+        const lease = await this.#take(em, key, batch.length);
+        const now = Date.now();
+        for (const waiter of batch) {
+          const granted = lease.left > 0;
+          if (granted) lease.left -= 1;
+          waiter.resolve(this.#verdict(lease, now, !granted));
+        }
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(error);
+      }
+    }
+    queue.taking = false;
+    this.#queues.delete(key);
+  }
+
+  async #take(em: EntityManager, key: string, want: number): Promise<Lease> {
+    const rows = await em.execute<{ used: number; granted: number; started: number; now: number }[]>(this.#sql, [key, want, want, want, want]);
+    const row = rows[0]!;
+    const started = Number(row.started);
+    // the window's end on this process's clock: what the database says is left of it, from now
+    const windowEnd = Date.now() + (started + this.#windowMs - Number(row.now));
+    const held = this.#leases.get(key);
+    // what is left of a lease of the same window is kept with the new one
+    const left = Number(row.granted) + (held && held.started === started ? held.left : 0);
+    if (this.#leases.size >= MAX_TRACKED_KEYS && !held) this.#leases.clear(); // only unspent leases are lost: fewer requests, never more
+    const lease = { started, windowEnd, used: Number(row.used), left };
+    this.#leases.set(key, lease);
+    return lease;
+  }
+
+  #verdict(lease: Lease, now: number, exceeded: boolean): Verdict {
+    return {
+      limit: this.#limit,
+      remaining: Math.max(0, this.#limit - lease.used + lease.left),
+      resetSeconds: Math.max(1, Math.ceil((lease.windowEnd - now) / 1000)),
+      exceeded,
+    };
+  }
+}
+
+/** Deletes the rows of windows long over (every window is a day at most); the server runs it every ten minutes. */
+export async function pruneRateLimits(em: EntityManager): Promise<void> {
+  await em.execute(`delete from rate_limits where window_start < now() - interval '1 day'`);
+}
 
 export function rateLimit(limitPerHour: number): RequestHandler {
-  const windows = new Map<number, { startedAt: number; count: number }>();
-  return (req, res, next) => {
+  const budget = new SharedBudget(limitPerHour, 3600, { maxLease: 50 });
+  return async (req, res, next) => {
     const tokenId = req.caller?.tokenId;
     if (tokenId === undefined) return next();
-    const now = Date.now();
-    let window = windows.get(tokenId);
-    if (!window || now - window.startedAt >= WINDOW_MS) {
-      window = { startedAt: now, count: 0 };
-      windows.set(tokenId, window);
-    }
-    window.count += 1;
-    const resetSeconds = Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000));
-    res.setHeader('RateLimit-Limit', String(limitPerHour));
-    res.setHeader('RateLimit-Remaining', String(Math.max(0, limitPerHour - window.count)));
-    res.setHeader('RateLimit-Reset', String(resetSeconds));
-    if (window.count > limitPerHour) {
+    const verdict = await budget.spend(req.em, `token:${tokenId}`);
+    res.setHeader('RateLimit-Limit', String(verdict.limit));
+    res.setHeader('RateLimit-Remaining', String(verdict.remaining));
+    res.setHeader('RateLimit-Reset', String(verdict.resetSeconds));
+    if (verdict.exceeded) {
       throw new HttpError(429, 'rate_limited', `more than ${limitPerHour} requests this hour with this token`, {
-        headers: { 'Retry-After': String(resetSeconds) },
+        headers: { 'Retry-After': String(verdict.resetSeconds) },
       });
     }
     next();

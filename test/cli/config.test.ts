@@ -30,3 +30,24 @@ describe('RATE_LIMIT_PER_HOUR', () => {
     expect(result.stdout).toBe('');
   });
 });
+
+describe('METRICS_TOKEN and CORS_ORIGINS', () => {
+  it('are off when unset', () => {
+    const config = loadConfig({});
+    expect(config.metricsToken).toBeUndefined();
+    expect(config.corsOrigins).toEqual([]);
+  });
+
+  it('take a token of 16 or more characters, and * or a list of origins', () => {
+    expect(loadConfig({ METRICS_TOKEN: 'a'.repeat(16) }).metricsToken).toBe('a'.repeat(16));
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:8080/' }).corsOrigins).toEqual(['https://a.example', 'http://localhost:8080']);
+  });
+
+  it.each([['METRICS_TOKEN', 'short'], ['METRICS_TOKEN', 'has a space in it, long enough'], ['CORS_ORIGINS', 'a.example'], ['CORS_ORIGINS', 'https://a.example/path'], ['CORS_ORIGINS', 'ftp://a.example'], ['CORS_ORIGINS', 'https://a.example,*']])(
+    'refuse %s=%s with a message naming the variable',
+    (name, value) => {
+      expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be `));
+    },
+  );
+});

@@ -1,9 +1,9 @@
-// The small rules of the OAuth module, as tables: scopes, redirect URIs, the sign-in limits, password hashes.
+// The small rules of the OAuth module, as tables: scopes, redirect URIs, password hashes (the sign-in limits, kept
+// in the database: test/api/operations-http.test.ts).
 import { describe, expect, it } from 'vitest';
 import { hashPassword, passwordProblem, verifyPassword } from '../../src/modules/auth/passwords.ts';
 import { redirectUriProblem } from '../../src/modules/oauth/clients.ts';
 import { parseScopeParameter, scopeList, tokenScopeOf } from '../../src/modules/oauth/scopes.ts';
-import { signInLimits } from '../../src/modules/oauth/sign-in-limits.ts';
 
 describe('scopes', () => {
   it.each([
@@ -40,21 +40,6 @@ describe('redirect URIs', () => {
     [`https://app.example/${'a'.repeat(2000)}`, false],
   ])('%s is acceptable: %s', (uri, acceptable) => {
     expect(redirectUriProblem(uri) === undefined).toBe(acceptable);
-  });
-});
-
-describe('sign-in limits', () => {
-  const settings = { accessTokenSeconds: 3600, refreshTokenSeconds: 86400, signInAttemptsPerAccount: 2, signInAttemptsPerAddress: 3, signInWindowSeconds: 60 };
-
-  it('count per account (case-insensitively) and per address, and report the tighter', () => {
-    const limits = signInLimits(settings);
-    expect(limits.attempt('Alice', '10.0.0.1')).toMatchObject({ limit: 2, remaining: 1, exceeded: false });
-    expect(limits.attempt('alice', '10.0.0.2')).toMatchObject({ remaining: 0, exceeded: false });
-    expect(limits.attempt('ALICE', '10.0.0.3')).toMatchObject({ exceeded: true });
-    expect(limits.attempt('bob', '10.0.0.1')).toMatchObject({ remaining: 1, exceeded: false });
-    expect(limits.attempt('carol', '10.0.0.1')).toMatchObject({ remaining: 0, exceeded: false });
-    expect(limits.attempt('dave', '10.0.0.1')).toMatchObject({ limit: 3, exceeded: true });
-    expect(limits.attempt('dave', '10.0.0.9')).toMatchObject({ exceeded: false });
   });
 });
 

@@ -93,7 +93,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
       res.set('Cache-Control', 'no-store').redirect(status, response.get('location') as string);
     } catch (error) {
       if (!(error instanceof OAuth2Server.OAuthError)) throw error;
-      if (error instanceof OAuth2Server.ServerError) req.log.error('authorization failed', { error: String((error as { inner?: unknown }).inner ?? error) });
+      if (error instanceof OAuth2Server.ServerError) req.log.error({ error: String((error as { inner?: unknown }).inner ?? error) }, 'authorization failed');
       res.set('Cache-Control', 'no-store').redirect(status, errorRedirect(redirectUri, error.name, error.message, parameters.state));
     }
   }
@@ -158,7 +158,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
     if (!sessions.checkCsrf(req, body.csrf_token, undefined)) {
       return showSignIn(req, res, 403, returnTo, { login, message: 'The form had expired. Please sign in again.' });
     }
-    const verdict = limits.attempt(login, req.ip ?? 'unknown');
+    const verdict = await limits.attempt(req.em, login, req.ip ?? 'unknown');
     sendRateLimitHeaders(res, verdict);
     if (verdict.exceeded) return showSignIn(req, res, 429, returnTo, { login, message: `Too many sign-in attempts. Try again in ${verdict.resetSeconds} seconds.` });
     const user = login && password ? await checkCredentials(req.em, login, password) : undefined;

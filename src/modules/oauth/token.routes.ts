@@ -60,7 +60,7 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
     if (typeof body === 'string') return oauthError(res, 400, 'invalid_request', body);
     if (body.grant_type === 'password') {
       if (body.username === undefined && body.login !== undefined) body.username = body.login;
-      const verdict = limits.attempt(body.username ?? '', req.ip ?? 'unknown');
+      const verdict = await limits.attempt(req.em, body.username ?? '', req.ip ?? 'unknown');
       sendRateLimitHeaders(res, verdict);
       if (verdict.exceeded) {
         return oauthError(res, 429, 'temporarily_unavailable', `too many sign-in attempts; try again in ${verdict.resetSeconds} seconds`, { 'Retry-After': String(verdict.resetSeconds) });
@@ -91,7 +91,7 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
       if (Math.random() < 0.01) await sweepExpired(req.em);
     } catch (error) {
       if (!(error instanceof OAuth2Server.OAuthError)) throw error;
-      if (error instanceof OAuth2Server.ServerError) req.log.error('token request failed', { error: String((error as { inner?: unknown }).inner ?? error) });
+      if (error instanceof OAuth2Server.ServerError) req.log.error({ error: String((error as { inner?: unknown }).inner ?? error) }, 'token request failed');
       const status = error.code === 503 ? 500 : error.code;
       const extra = (response.headers ?? {}) as Record<string, string>;
       oauthError(res, status, error.name, error.message, extra['www-authenticate'] ? { 'WWW-Authenticate': extra['www-authenticate'] } : {});

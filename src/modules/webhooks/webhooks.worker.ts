@@ -61,7 +61,7 @@ export class WebhookWorker {
     this.timer = setTimeout(() => {
       this.running = this.runOnce()
         .catch((error: unknown) => {
-          this.logger.warn('webhook delivery round failed', { error: error instanceof Error ? error.message : String(error) });
+          this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'webhook delivery round failed');
           return 0;
         })
         .then((count) => this.schedule(count === BATCH ? 0 : this.settings.pollMs));
@@ -117,7 +117,7 @@ export class WebhookWorker {
       if (webhook?.disabled) {
         // nothing more is sent to it: its undelivered messages go
         await tx.execute('delete from webhook_outbox where webhook_id = ?', [message.webhook_id]);
-        this.logger.warn('webhook disabled after repeated failures', { webhook: message.webhook_id, failures: this.settings.disableAfter });
+        this.logger.warn({ webhook: message.webhook_id, failures: this.settings.disableAfter }, 'webhook disabled after repeated failures');
       }
     });
   }
