@@ -95,30 +95,34 @@ export class WebhookWorker {
   private async record(message: Claimed, attempt: Attempt): Promise<void> {
     const final = attempt.succeeded || message.attempts >= this.settings.maxAttempts;
     const nextAttemptAt = final ? null : new Date(Date.now() + backoff(message.attempts, this.settings));
+    // the webhook's row first, then the message's: every transaction here takes them in that order (two workers
+    // recording failures of one webhook, one of them disabling it and deleting its other messages, deadlocked
+    // when each held its own message and waited for the webhook)
     await this.orm.em.fork().transactional(async (tx) => {
+      let disabled = false;
+      if (attempt.succeeded) {
+        await tx.execute('update webhooks set consecutive_failures = 0 where id = ? and consecutive_failures <> 0', [message.webhook_id]);
+      } else {
+        const [webhook] = await tx.execute<{ disabled: boolean }[]>(
+          `update webhooks set consecutive_failures = consecutive_failures + 1,
+             active = active and consecutive_failures + 1 < ?,
+             disabled_reason = case when active and consecutive_failures + 1 >= ? then ? else disabled_reason end
+           where id = ? returning (disabled_reason is not null and not active) as disabled`,
+          [this.settings.disableAfter, this.settings.disableAfter, `disabled after ${this.settings.disableAfter} failed delivery attempts in a row (last: ${attempt.error ?? 'failed'})`, message.webhook_id],
+        );
+        disabled = webhook?.disabled === true;
+      }
       await tx.execute(
         `insert into webhook_deliveries (webhook_id, message_id, event_type, attempt, succeeded, status_code, error, duration_ms, next_attempt_at, created_at)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [message.webhook_id, message.message_id, message.event_type, message.attempts, attempt.succeeded, attempt.statusCode, attempt.error?.slice(0, 1000) ?? null, attempt.durationMs, nextAttemptAt, new Date()],
       );
-      if (final) await tx.execute('delete from webhook_outbox where id = ?', [message.id]);
-      else await tx.execute('update webhook_outbox set next_attempt_at = ? where id = ?', [nextAttemptAt, message.id]);
-      if (attempt.succeeded) {
-        await tx.execute('update webhooks set consecutive_failures = 0 where id = ? and consecutive_failures <> 0', [message.webhook_id]);
-        return;
-      }
-      const [webhook] = await tx.execute<{ disabled: boolean }[]>(
-        `update webhooks set consecutive_failures = consecutive_failures + 1,
-           active = active and consecutive_failures + 1 < ?,
-           disabled_reason = case when active and consecutive_failures + 1 >= ? then ? else disabled_reason end
-         where id = ? returning (disabled_reason is not null and not active) as disabled`,
-        [this.settings.disableAfter, this.settings.disableAfter, `disabled after ${this.settings.disableAfter} failed delivery attempts in a row (last: ${attempt.error ?? 'failed'})`, message.webhook_id],
-      );
-      if (webhook?.disabled) {
-        // nothing more is sent to it: its undelivered messages go
+      if (disabled) {
+        // nothing more is sent to it: its undelivered messages go (this one with them)
         await tx.execute('delete from webhook_outbox where webhook_id = ?', [message.webhook_id]);
         this.logger.warn({ webhook: message.webhook_id, failures: this.settings.disableAfter }, 'webhook disabled after repeated failures');
-      }
+      } else if (final) await tx.execute('delete from webhook_outbox where id = ?', [message.id]);
+      else await tx.execute('update webhook_outbox set next_attempt_at = ? where id = ?', [nextAttemptAt, message.id]);
     });
   }
 }
