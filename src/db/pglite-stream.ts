@@ -5,17 +5,33 @@
 //
 // PGlite is one database session. This stream holds it exclusively (PGlite's own `runExclusive`, which the socket
 // server also takes for every message) from its first message until an exchange ends outside a transaction: the
-// admin command line's statements can then never land inside one of ours, nor between our Parse and our Sync.
+// admin command line's statements can then never land inside one of ours, nor between our Parse and our Sync; and
+// ours never start inside one of the admin command's transactions (openSession waits for it to end).
 import { Duplex } from 'node:stream';
 import type { PGlite } from '@electric-sql/pglite';
 
 type Session = { close(): void };
 
 /** Enters PGlite's exclusive section and stays in it until `close()`. */
-function openSession(db: PGlite): Promise<Session> {
+function enterExclusive(db: PGlite): Promise<Session> {
   return new Promise((resolve, reject) => {
     db.runExclusive(() => new Promise<void>((close) => resolve({ close }))).catch(reject);
   });
+}
+
+/**
+ * The session, for an exchange of ours. The socket server holds PGlite exclusively for one message at a time only,
+ * so between two statements of an admin command's transaction the session is free but inside that transaction:
+ * ours must not run there (it would be part of their transaction, and holding the session until "our" transaction
+ * ends, we would wait forever for theirs). So we let go and come back until their transaction is over.
+ */
+async function openSession(db: PGlite): Promise<Session> {
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    const session = await enterExclusive(db);
+    if (!db.isInTransaction()) return session;
+    session.close();
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
 }
 
 const SYNC = 0x53; // 'S'

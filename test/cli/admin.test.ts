@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl } from '../support/database.ts';
@@ -205,6 +206,32 @@ describe('server and admin command line', () => {
     expect(rebuilt.status, rebuilt.stderr).toBe(0);
     expect(rebuilt.lastLine).toMatch(/^reindexed \d+ notes, \d+ pages, \d+ issues, \d+ comments in [\d.]+ s; index table .+, its indexes .+$/);
     expect(await found()).toEqual(['議事録 reindexed']);
+  });
+
+  it('a transaction of a socket client (the admin command line) holds the server\'s own statements off until it ends', async (context) => {
+    // PGlite is one session: the server's work must neither run inside another client's open transaction nor wait
+    // for it while holding the session (it did: the webhook worker's poll hung `admin reindex` forever)
+    if (scratch) return context.skip(); // PostgreSQL: separate sessions, nothing shared
+    const sam = new ApiClient(baseUrl, (await admin('create-token', 'sam')).lastLine);
+    const client = new pg.Client({ host: dataDir, port: 5432, user: 'postgres', database: 'postgres' });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('select count(*) from notes');
+      let answered = false;
+      const creating = sam.post('/api/v1/notes', { json: { note: { title: 'Written while the admin held a transaction', team: 'sam', slug: 'meanwhile' } } })
+        .then((answer) => ((answered = true), answer));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(answered).toBe(false);
+      // the admin's next statement still runs (it hung before), and its rollback does not take the server's write along
+      expect((await client.query('select count(*)::int as n from notes where slug = $1', ['meanwhile'])).rows).toEqual([{ n: 0 }]);
+      await client.query('rollback');
+      const created = await creating;
+      expect(created.status, created.text).toBe(200);
+      expect((await client.query('select title from notes where slug = $1', ['meanwhile'])).rows).toEqual([{ title: 'Written while the admin held a transaction' }]);
+    } finally {
+      await client.end();
+    }
   });
 
   it('stops gracefully on SIGTERM; started on a port that is taken, says so and exits non-zero', async () => {
