@@ -4,16 +4,14 @@
 // client saw acknowledged (a 2xx) must be there afterwards: the page holds the last acknowledged content (or one sent
 // after it whose answer the kill cut off), every acknowledged issue exists with its title, and the note's issue
 // indexes have no gaps. The database must open clean: the server starts, answers, and has no migration to apply.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl } from '../support/database.ts';
+import { freePort, projectRoot as root, startServerProcess, stopServerProcess, type ServerProcess } from '../support/processes.ts';
 
-const root = path.resolve(import.meta.dirname, '..', '..');
 const KILLS = Number(process.env.CRASH_KILLS ?? 3);
 const CLIENTS = 4;
 const NOTE = '/api/v1/crashers/ledger';
@@ -21,39 +19,16 @@ const NOTE = '/api/v1/crashers/ledger';
 let dataDir: string;
 let scratch: Awaited<ReturnType<typeof createScratchDatabaseUrl>>;
 let env: NodeJS.ProcessEnv;
-let server: ChildProcess | undefined;
-let output = '';
+let server: ServerProcess | undefined;
 let baseUrl: string;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the server as `make run` does and waits until it answers; returns what it printed while starting. */
 async function startServer(): Promise<string> {
-  output = '';
-  server = spawn('bash', ['scripts/serve.sh'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('API docs:')) {
-    if (Date.now() > deadline || server.exitCode !== null) throw new Error(`server did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return output;
+  server = await startServerProcess('bash', ['scripts/serve.sh'], env);
+  return server.output;
 }
 
-async function kill(signal: NodeJS.Signals): Promise<void> {
-  if (!server || server.exitCode !== null || server.signalCode !== null) return;
-  const exited = new Promise((resolve) => server!.once('exit', resolve));
-  server.kill(signal);
-  await exited;
-}
+const kill = async (signal: NodeJS.Signals): Promise<void> => void (await stopServerProcess(server, signal));
 
 type Acknowledged = { pages: Map<number, { acked?: string; sent?: string }>; issues: Map<number, string>; writes: number };
 

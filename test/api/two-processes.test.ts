@@ -4,9 +4,7 @@
 // split across both: exactly N succeed); a page written through one is read through the other with the write.
 // PostgreSQL pass only: the embedded database (PGlite) belongs to one process, and a second server on its DATA_DIR
 // is refused (src/db/database.ts), so there is no second process to run there.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,21 +13,12 @@ import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { User } from '../../src/modules/users/user.entity.ts';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl, databaseKind } from '../support/database.ts';
+import { freePort, projectRoot as root, startServerProcess, stopServerProcess, type ServerProcess } from '../support/processes.ts';
 
-const root = path.resolve(import.meta.dirname, '..', '..');
 const node = path.join(root, 'node_modules', '.bin', 'node');
 const LIMIT = 120;
 
-type Server = { child: ChildProcess; baseUrl: string; output: string };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+type Server = ServerProcess & { baseUrl: string };
 
 async function startServer(databaseUrl: string, dataDir: string): Promise<Server> {
   const port = await freePort();
@@ -45,23 +34,10 @@ async function startServer(databaseUrl: string, dataDir: string): Promise<Server
     RATE_LIMIT_PER_HOUR: String(LIMIT),
     LOG_LEVEL: 'warn',
   };
-  const server: Server = { child: spawn(node, ['src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }), baseUrl, output: '' };
-  server.child.stdout!.on('data', (chunk: Buffer) => (server.output += chunk.toString()));
-  server.child.stderr!.on('data', (chunk: Buffer) => (server.output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!server.output.includes('API docs:')) {
-    if (Date.now() > deadline || server.child.exitCode !== null) throw new Error(`server did not start:\n${server.output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return server;
+  return Object.assign(await startServerProcess(node, ['src/server.ts'], env), { baseUrl });
 }
 
-async function stopServer(server: Server | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGTERM');
-  await exited;
-}
+const stopServer = (server: Server | undefined) => stopServerProcess(server);
 
 describe.skipIf(databaseKind !== 'postgres')('two server processes on one PostgreSQL (PostgreSQL pass only: PGlite is one process)', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabaseUrl>>;

@@ -1,7 +1,7 @@
 // The server and the admin command line as separate processes, the way `make run` and scripts use them: on the
 // embedded database (PGlite pass: the CLI reaches it through the running server's socket, or directly when no
 // server runs) and on DATABASE_URL (PostgreSQL pass).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl } from '../support/database.ts';
+import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../support/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const node = path.join(root, 'node_modules', '.bin', 'node');
@@ -17,8 +18,7 @@ const node = path.join(root, 'node_modules', '.bin', 'node');
 let dataDir: string;
 let scratch: Awaited<ReturnType<typeof createScratchDatabaseUrl>>;
 let env: NodeJS.ProcessEnv;
-let server: ChildProcess | undefined;
-let serverOutput = '';
+let server: ServerProcess | undefined;
 let baseUrl: string;
 
 type Finished = { status: number | null; stdout: string; stderr: string };
@@ -62,33 +62,11 @@ function embeddedEnv(dir: string): NodeJS.ProcessEnv {
   return { ...rest, DATA_DIR: dir };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 async function startServer(): Promise<void> {
-  serverOutput = '';
-  server = spawn(node, ['src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
-  server.stderr!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!serverOutput.includes('API docs:')) {
-    if (Date.now() > deadline || server.exitCode !== null) throw new Error(`server did not start:\n${serverOutput}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  server = await startServerProcess(node, ['src/server.ts'], env);
 }
 
-async function stopServer(): Promise<number | null> {
-  if (!server || server.exitCode !== null) return server?.exitCode ?? null;
-  const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
-  server.kill('SIGTERM');
-  return exited;
-}
+const stopServer = (): Promise<number | null> => stopServerProcess(server);
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'notes-cli-'));
@@ -115,8 +93,8 @@ afterAll(async () => {
 describe('server and admin command line', () => {
   it('prints a working token for the first user on first start', async () => {
     await startServer();
-    const token = /first user "root-admin" created.*\n\s+(nt_\S+)/.exec(serverOutput)?.[1];
-    expect(token, serverOutput).toBeDefined();
+    const token = /first user "root-admin" created.*\n\s+(nt_\S+)/.exec(server!.output)?.[1];
+    expect(token, server!.output).toBeDefined();
     const me = await new ApiClient(baseUrl, token).get('/api/v1/me');
     expect(me.status).toBe(200);
     expect(me.body.username).toBe('root-admin');
@@ -256,7 +234,7 @@ describe('server and admin command line', () => {
     expect(token).toMatch(/^nt_/);
     if (!scratch) expect(databaseLine(created.stderr)).toBe(`admin: using embedded database in ${dataDir}`);
     await startServer();
-    expect(serverOutput).not.toContain('first user');
+    expect(server!.output).not.toContain('first user');
     expect((await new ApiClient(baseUrl, token).get('/api/v1/me')).body.username).toBe('carol');
   });
 });
