@@ -86,7 +86,11 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
     filter: (req, res) => res.locals.uncompressed !== true && compression.filter(req, res),
   });
   // a client that accepts no encoding (most API clients) skips the middleware, which wraps every response otherwise
-  app.use((req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
+  app.use((req, res, next) => {
+    if (!req.headers['accept-encoding']) return next();
+    res.locals.compressible = true; // openapi.ts writes such an answer in one piece
+    return compress(req, res, next);
+  });
   app.use((req, _res, next) => {
     req.em = orm.em.fork();
     next();

@@ -126,9 +126,9 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
     return;
   }
   res.setHeader('Content-Length', String(parts.reduce((total, part) => total + part.length, 0)));
-  // a client that accepts an encoding goes through compression (app.ts), where every write is its own trip through
-  // zlib and the thread pool: one buffer, one write (a search answer in hundreds of pieces waited ~25 ms more)
-  if (res.req.headers['accept-encoding']) {
+  // an answer that may be compressed (app.ts) goes through zlib, where every write is its own trip through the
+  // thread pool: one buffer, one write (a search answer in hundreds of pieces waited ~25 ms more)
+  if (res.locals.compressible === true) {
     res.end(Buffer.concat(parts));
     return;
   }

@@ -3,7 +3,7 @@ import { Log } from '../../src/modules/logs/log.entity.ts';
 import { Note } from '../../src/modules/notes/note.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makePage, type Actor } from '../support/factories.ts';
-import { forkNote } from '../support/forks.ts';
+import { contentOfPage, forkNote } from '../support/forks.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -35,7 +35,7 @@ async function setup() {
     forkPath: `/api/v1/otto/${fork.id}`,
   };
 }
-const contentOf = async (pageId: number) => (await app.em().execute<{ content: string }[]>('select content from pages where id = ?', [pageId]))[0]!.content;
+const contentOf = (pageId: number) => contentOfPage(app, pageId);
 const checks = async (actor: Actor) => (await actor.client.get('/api/v1/checks', { query: { type: 'pull' } })).body.map((note: { id: number }) => note.id);
 
 describe('listChecks and pullFork', () => {
