@@ -19,7 +19,7 @@
 //     mixed Japanese and English text, for 2-character Japanese words and English words; the index's build time and size.
 // Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,attachments,search (default all),
 // BENCH_SECONDS (per round and side, default 3), BENCH_ROUNDS (default 3), BENCH_WARMUP_SECONDS (default 1),
-// BENCH_VERBOSE=1 (one line per autocannon run).
+// BENCH_VERBOSE=1 (one line per autocannon run), BENCH_KEEP_DATA=1 (keep the PGlite data directory; PostgreSQL's goes).
 // Prints one line per measurement, then a summary; exits 1 when a goal is missed or a case could not run.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -77,6 +77,8 @@ function envNumber(name: string, fallback: number): number {
 }
 const SECONDS = envNumber('BENCH_SECONDS', 3);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 3));
+/** BENCH_KEEP_DATA=1: the data directory (PGlite's database, attachments) is kept for a look afterwards. */
+const KEEP_DATA = process.env.BENCH_KEEP_DATA === '1';
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
 const VERBOSE = Boolean(process.env.BENCH_VERBOSE);
 const DATABASES: Database[] = (() => {
@@ -706,7 +708,8 @@ async function runDatabase(database: Database): Promise<void> {
     await service?.stop();
     await postgres?.stop();
     if (dataDir) {
-      rmSync(dataDir, { recursive: true, force: true });
+      if (KEEP_DATA) console.log(`[bench] ${database}: data kept in ${dataDir} (BENCH_KEEP_DATA)`);
+      else rmSync(dataDir, { recursive: true, force: true });
       temporaryDirectories.delete(dataDir);
     }
   }

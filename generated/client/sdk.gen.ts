@@ -1857,7 +1857,9 @@ export const listChecks = <ThrowOnError extends boolean = false>(options?: Optio
  * nearly everywhere), the notes are taken in the order asked for and each is checked for a match until the page
  * is full, so the work stays bounded by the page. Then `relevance` orders as `-updated_at`, `matches` are the
  * first ones found in each note rather than the best, and `X-Total-Count` is a lower bound: the notes before this
- * page, this page, and one more when there is one (so `Link` has a `next` while more exist).
+ * page, this page, and one more when there is one (so `Link` has a `next` while more exist). Whether a word is
+ * past that bound is judged from the database's statistics of the index where they can tell (read at most a minute
+ * before), and counted where they cannot: a word near the bound may be answered either way.
  *
  */
 export const searchNotes = <ThrowOnError extends boolean = false>(options: Options<SearchNotesData, ThrowOnError>): RequestResult<SearchNotesResponses, SearchNotesErrors, ThrowOnError> => (options.client ?? client).get<SearchNotesResponses, SearchNotesErrors, ThrowOnError>({

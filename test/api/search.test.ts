@@ -5,6 +5,9 @@ import { createClient } from '../../generated/client/client/index.ts';
 import { searchNotes } from '../../generated/client/index.ts';
 import { reindex, reindexIfEmpty } from '../../src/modules/search/search.indexer.ts';
 import { BIG_RESULT } from '../../src/modules/search/search.query.ts';
+import { candidates } from '../../src/modules/search/search.stats.ts';
+import { parseQuery } from '../../src/modules/search/query.ts';
+import { createLogger } from '../../src/http/logger.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeIssue, makePage, makePageComment, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 import { makeScenario } from '../support/scenario.ts';
@@ -255,6 +258,27 @@ describe('searchNotes', () => {
     expect((await search(outsider, { q: 'pangolin', order: 'title' })).body.map((hit) => hit.title)).toEqual(['Bulk 0', 'Bulk 1', 'Bulk 2', 'Bulk 3']);
     expect((await search(stranger, { q: 'pangolin' })).body.map((hit) => hit.id)).toContain(hiddenOne.id);
     expect((await search(outsider, { q: 'pangolin -number' })).body).toEqual([]);
+  });
+
+  it('settles from the column statistics whether a word has few or many candidates, and counts where they cannot say', async () => {
+    // after the big result above: reindex ran ANALYZE; `pangolin` is in nearly every document, `quokka` in a few
+    const em = app.em();
+    const log = createLogger('silent');
+    const token = (word: string) => parseQuery(word).tokens;
+    expect(await candidates(em, log, token('pangolin'), BIG_RESULT)).toBe('many');
+    expect(await candidates(em, log, token('quokka'), BIG_RESULT)).toBe('few');
+    // two common tokens: their intersection may be anything up to the rarer one's count
+    expect(await candidates(em, log, [...token('pangolin'), ...token('number')], BIG_RESULT)).toBe('count');
+    // a word the statistics do not know, with a bound under the least common known share: not settled either
+    expect(await candidates(em, log, token('zyzzyva'), 0)).toBe('count');
+    // they choose how a search runs, never what it finds: narrowed to a kind (all these matches are of one kind) a
+    // search counts its candidates, and answers the same
+    for (const [q, type] of [['pangolin', 'page'], ['quokka', 'note']] as const) {
+      const settled = await search(outsider, { q, per_page: 3 });
+      const counted = await search(outsider, { q, per_page: 3, type });
+      expect(settled.body.length).toBeGreaterThan(0);
+      expect([settled.body, settled.headers.get('x-total-count')]).toEqual([counted.body, counted.headers.get('x-total-count')]);
+    }
   });
 
   it('orders by relevance, timestamps and title', async () => {

@@ -4,9 +4,8 @@ import { unprocessable } from '../../http/errors.ts';
 import { defineOperation, readerOf } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, findTeamScope } from '../access/scope.ts';
-import { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
-import { loadNoteView, loadNoteViews, originalChangedSql } from '../notes/notes.loader.ts';
+import { loadNoteView, loadNoteViews, notesByIds, originalChangedSql } from '../notes/notes.loader.ts';
 import { createFork } from './forks.service.ts';
 import { pullFork } from './pull.service.ts';
 import { resolutionsByPage } from './merge.service.ts';
@@ -48,9 +47,7 @@ export const forkOperations = {
       [caller.user.id, caller.user.id, results.perPage, results.offset],
     );
     sendPaginationHeaders(context, results, Number(rows[0]?.total ?? 0));
-    const notes = rows.length === 0 ? [] : await context.em.find(Note, { id: { $in: rows.map((row) => row.id) } }, { populate: ['team'] });
-    const order = new Map(rows.map((row, i) => [row.id, i]));
-    notes.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    const notes = await notesByIds(context.em, rows.map((row) => row.id));
     const views = await loadNoteViews(readerOf(context), notes);
     return views.map((view) => presentNote(view, context.urls, 'read'));
   }),

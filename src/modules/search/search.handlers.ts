@@ -1,9 +1,8 @@
 import type { SearchMatch } from '../../../generated/client/types.gen.ts';
 import { defineOperation, readerOf } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
-import { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
-import { loadNoteViews } from '../notes/notes.loader.ts';
+import { loadNoteViews, notesByIds } from '../notes/notes.loader.ts';
 import { parseQuery } from './query.ts';
 import type { MatchRow } from './search.query.ts';
 import { searchProvider } from './search.provider.ts';
@@ -36,10 +35,11 @@ export const searchOperations = {
       order: query.order ?? 'relevance',
       limit: page.perPage,
       offset: page.offset,
-    });
+    }, context.log);
     sendPaginationHeaders(context, page, hits.total);
     if (hits.notes.length === 0) return [];
-    const found = await context.em.find(Note, { id: { $in: hits.notes.map((hit) => hit.noteId) } }, { populate: ['team'] });
+    const unloaded = hits.notes.filter((hit) => hit.note === undefined).map((hit) => hit.noteId);
+    const found = [...hits.notes.flatMap((hit) => hit.note ?? []), ...await notesByIds(context.em, unloaded)];
     const byId = new Map(found.map((note) => [note.id, note]));
     // a note deleted between the two statements is left out
     const listed = hits.notes.filter((hit) => byId.has(hit.noteId));

@@ -2,6 +2,7 @@
 // comments, upserted in batches by one statement each. The subscriber (search.subscriber.ts) writes the documents of
 // one change inside its transaction; `reindex` rebuilds the whole index with the same code, in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { forgetTokenStats } from './search.stats.ts';
 import { htmlToText, indexTokens, normalize } from './text.ts';
 
 export type DocumentKind = 'note' | 'page' | 'issue' | 'comment';
@@ -113,6 +114,7 @@ export async function reindex(em: EntityManager, onProgress?: (kind: DocumentKin
     await tx.execute(GIN_INDEX);
   });
   await em.execute('analyze search_documents');
+  forgetTokenStats(em);
   return { documents, milliseconds: performance.now() - started };
 }
 

@@ -4,6 +4,7 @@
 // PostgreSQL has PGroonga or pg_bigm could add a provider here (indexing the source tables with that extension's
 // operators, `index` then doing nothing) and select it by name; none is built (see README, "Search").
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from '../../http/logger.ts';
 import { reindex, type ReindexReport, type SearchDocument, writeDocuments } from './search.indexer.ts';
 import { searchIndex, type SearchHits, type SearchRequest } from './search.query.ts';
 
@@ -15,9 +16,9 @@ export interface SearchProvider {
   rebuild(em: EntityManager): Promise<ReindexReport>;
   /**
    * One page of the notes `callerId` may read that match, with their best matches: permissions applied before the
-   * page is cut, in a fixed number of statements however many match.
+   * page is cut, in a fixed number of statements however many match (`log`: for trouble in the background).
    */
-  search(em: EntityManager, callerId: number, request: SearchRequest): Promise<SearchHits>;
+  search(em: EntityManager, callerId: number, request: SearchRequest, log: Logger): Promise<SearchHits>;
 }
 
 export const ngramProvider: SearchProvider = {

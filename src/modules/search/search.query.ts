@@ -17,7 +17,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { DocumentKind } from './search.indexer.ts';
+import { aliasedColumns, mapAliased } from '../../db/rows.ts';
+import { Note } from '../notes/note.entity.ts';
+import { Team } from '../teams/team.entity.ts';
 import type { ParsedQuery } from './query.ts';
+import { candidates } from './search.stats.ts';
+import type { Logger } from '../../http/logger.ts';
 
 export type SearchOrder = 'relevance' | 'updated_at' | '-updated_at' | 'created_at' | '-created_at' | 'title';
 
@@ -46,8 +51,11 @@ export type MatchRow = {
   commentOn: 'note' | 'page' | 'issue' | null;
 };
 
-/** `bounded`: more than BIG_RESULT documents matched; `total` is then a lower bound (see above). */
-export type SearchHits = { total: number; bounded: boolean; notes: { noteId: number; matches: MatchRow[] }[] };
+/**
+ * `bounded`: more than BIG_RESULT documents matched; `total` is then a lower bound (see above). `note`: the note with
+ * its team, where the search loaded them (this one does; the caller loads any it leaves out).
+ */
+export type SearchHits = { total: number; bounded: boolean; notes: { noteId: number; note?: Note | undefined; matches: MatchRow[] }[] };
 
 /** Documents shown per note. */
 export const MATCHES_PER_NOTE = 3;
@@ -59,12 +67,20 @@ const WINDOW_LENGTH = 480;
 export const BIG_RESULT = 2500;
 
 type Shape = { terms: number; excluded: number };
+/** `ranked`: every candidate scored (at most BIG_RESULT of them); `walked`: the notes in order, asked one at a time. */
+export type Branch = 'ranked' | 'walked';
 
-/** The statement of a shape. Parameters: $1 caller, $2 tokens, $3 kind, $4 note id, $5 order, $6 limit, $7 offset, then the terms, their whole-word tokens, the excluded terms. */
-function searchSql({ terms, excluded }: Shape): string {
-  const term = (i: number) => `$${8 + i}::text`;
-  const word = (i: number) => `$${8 + terms + i}::int`;
-  const without = (i: number) => `$${8 + 2 * terms + i}::text`;
+/**
+ * The statement of a shape, branch and order. Parameters: $1 caller, $2 tokens, $3 kind, $4 note id, $5 limit, $6 offset,
+ * then (ranked only) $7 whether to count the candidates first, then the terms, (ranked only) their
+ * whole-word tokens, the excluded terms.
+ */
+function searchSql({ terms, excluded }: Shape, branch: Branch, order: SearchOrder, noteColumns: string): string {
+  const first = branch === 'ranked' ? 8 : 7;
+  const term = (i: number) => `$${first + i}::text`;
+  const word = (i: number) => `$${first + terms + i}::int`;
+  // whole-word tokens rank (the ranked branch only: the walk does not score)
+  const without = (i: number) => `$${first + (branch === 'ranked' ? 2 : 1) * terms + i}::text`;
   const range = (count: number) => Array.from({ length: count }, (_, i) => i);
   const recheck = [
     ...range(terms).map((i) => `(strpos(d.norm_title, ${term(i)}) > 0 or strpos(d.norm_body, ${term(i)}) > 0)`),
@@ -79,49 +95,37 @@ function searchSql({ terms, excluded }: Shape): string {
   const inNote = `coalesce(d.tokens, '{}') @> $2::int[] and ($3::text is null or d.kind = $3::text)`;
   const readable = `left join memberships m on m.team_id = n.team_id and m.user_id = $1
      where (not n.is_private or m.user_id is not null) and ($4::int is null or n.id = $4::int)`;
-  const noteOrder = (relevance: string) => `
-      ${relevance}
-      case when $5::text = 'updated_at' then n.updated_at end asc,
-      case when $5::text = '-updated_at' then n.updated_at end desc,
-      case when $5::text = 'created_at' then n.created_at end asc,
-      case when $5::text = '-created_at' then n.created_at end desc,
-      case when $5::text = 'title' then lower(n.title) end asc,
-      n.updated_at desc, n.id desc`;
-  return `
-with stats as (
-  select c.reltuples, s.most_common_elems::text::int[] as elems, s.most_common_elem_freqs as freqs
-    from pg_class c
-    left join pg_stats s on s.schemaname = current_schema() and s.tablename = 'search_documents' and s.attname = 'tokens'
-   where c.oid = 'search_documents'::regclass
-),
-estimate as (
-  -- from the column statistics (ANALYZE): a token's share of the documents where it is among the most common
-  -- ones (known), else at most the least common of them; the rarest token bounds the candidates from above
-  select max(st.reltuples) * min(coalesce(f.freq, (select min(x) from unnest(st.freqs[1:cardinality(st.elems)]) x))) as upper,
-         count(f.freq) as known
-    from stats st
-    cross join unnest($2::int[]) t
-    left join lateral (
-      select x.freq from unnest(st.elems, st.freqs[1:cardinality(st.elems)]) x(e, freq) where x.e = t limit 1
-    ) f on true
-   where st.elems is not null
-),
-probe as materialized (
-  select case
-           when e.upper is not null and $3::text is null and $4::int is null
-                and (e.upper <= ${BIG_RESULT} or (cardinality($2::int[]) = 1 and e.known = 1)) then e.upper
-           -- no statistics, a narrower search, or no certainty: count the candidates, up to one past the bound
-           else (select count(*) from (select 1 from search_documents d where ${matching} limit ${BIG_RESULT + 1}) x)
-         end as found
-    from estimate e
+  // the order of notes as plain columns (one statement text per order), so the walk can follow an index of them
+  const primary: Record<SearchOrder, string> = {
+    relevance: branch === 'ranked' ? 'x.score desc, ' : '',
+    updated_at: 'n.updated_at asc, ',
+    '-updated_at': '',
+    created_at: 'n.created_at asc, ',
+    '-created_at': 'n.created_at desc, ',
+    title: 'lower(n.title) asc, ',
+  };
+  const noteOrder = `${primary[order]}n.updated_at desc, n.id desc`;
+  const shownAndCounted = branch === 'ranked'
+    ? `probe as materialized (
+  -- $7: the statistics could not settle that there are few candidates (search.stats.ts): count them, up to one past
+  -- the bound; past it, nothing more is done here (the caller walks instead)
+  select case when $7::boolean
+              then (select count(*) from (select 1 from search_documents d where ${matching} limit ${BIG_RESULT + 1}) x)
+              else 0 end as found
 ),
 hits as (
-  select d.kind, d.object_id, d.note_id, ${score} as score
-    from search_documents d join notes n on n.id = d.note_id
+  -- the candidates on their own first (a fence: planned alone, they come from the GIN index, never from a walk of
+  -- another index that a join would prefer), then the notes they are in, for the permissions
+  select c.kind, c.object_id, c.note_id, c.score
+    from (select d.kind, d.object_id, d.note_id, ${score} as score
+            from search_documents d
+           where (select found from probe) <= ${BIG_RESULT}
+             and ${matching}
+             and ${recheck}
+          offset 0) c
+    join notes n on n.id = c.note_id
     ${readable}
      and (select found from probe) <= ${BIG_RESULT}
-     and ${matching}
-     and ${recheck}
 ),
 ranked as (
   select h.*, row_number() over (partition by h.note_id order by h.score desc, h.kind, h.object_id) as place from hits h
@@ -130,64 +134,71 @@ noted as (
   select r.note_id, max(r.score) as score from ranked r group by r.note_id
 ),
 listed as (
-  select x.note_id, row_number() over (order by ${noteOrder("case when $5::text = 'relevance' then x.score end desc nulls last,")}) as position
+  select x.note_id, row_number() over (order by ${noteOrder}) as position
     from noted x join notes n on n.id = x.note_id
 ),
-exact as (
+shown as (
   select l.note_id, l.position, r.place, r.kind, r.object_id
-    from (select note_id, position from listed order by position limit $6 offset $7) l
+    from (select note_id, position from listed order by position limit $5 offset $6) l
     join ranked r on r.note_id = l.note_id and r.place <= ${MATCHES_PER_NOTE}
 ),
-walked as (
-  select o.id as note_id, o.position
-    from (select n.id, row_number() over (order by ${noteOrder('')}) as position
+counted as (
+  select (select count(*) from noted) as total, (select found from probe) > ${BIG_RESULT} as bounded
+)`
+    : `walked as (
+  select o.id as note_id, o.position, f.kinds, f.ids
+    from (select n.id, row_number() over (order by ${noteOrder}) as position
             from notes n
-            ${readable}
-             and (select found from probe) > ${BIG_RESULT}
+           where (not n.is_private or exists (select 1 from memberships m where m.team_id = n.team_id and m.user_id = $1))
+             and ($4::int is null or n.id = $4::int)
            order by position offset 0) o
-   -- one note at a time, in order, stopping at its first match and at the page's end (a lateral limit: never a
-   -- join over every candidate)
-   cross join lateral (select 1 from search_documents d where d.note_id = o.id and ${inNote} and ${recheck} limit 1) hit
+   -- one note at a time, in order, taking its first matches (a lateral limit: never a join over every candidate),
+   -- until the page is full and one more note with a match is found
+   cross join lateral (
+     select array_agg(d.kind) as kinds, array_agg(d.object_id) as ids
+       from (select d.kind, d.object_id from search_documents d
+              where d.note_id = o.id and ${inNote} and ${recheck} limit ${MATCHES_PER_NOTE}) d
+   ) f
+   where f.ids is not null
    order by o.position
-   limit $6 + 1 offset $7
-),
-bounded as (
-  select w.note_id, w.position, f.place, f.kind, f.object_id
-    from (select * from walked order by position limit $6) w
-    cross join lateral (
-      select d.kind, d.object_id, row_number() over () as place
-        from (select d.kind, d.object_id from search_documents d
-               where d.note_id = w.note_id and ${inNote} and ${recheck} limit ${MATCHES_PER_NOTE}) d
-    ) f
+   limit $5 + 1 offset $6
 ),
 shown as (
-  select * from exact union all select * from bounded
-),
-located as (
-  select s.position, s.place, s.note_id, d.kind, d.object_id, d.title, d.body, d.page_id, d.issue_id,
-         least(${range(terms).map((i) => `coalesce(nullif(strpos(d.norm_body, ${term(i)}), 0), 2147483647)`).join(', ')}) as at
-    from shown s join search_documents d on d.kind = s.kind and d.object_id = s.object_id
+  select w.note_id, w.position, m.place, m.kind, m.object_id
+    from (select * from walked order by position limit $5) w
+    cross join lateral unnest(w.kinds, w.ids) with ordinality as m(kind, object_id, place)
 ),
 counted as (
-  select case when (select found from probe) <= ${BIG_RESULT} then (select count(*) from noted)
-              else $7 + (select count(*) from walked) end as total,
-         (select found from probe) > ${BIG_RESULT} as bounded
+  select $6 + (select count(*) from walked) as total, true as bounded
+)`;
+  return `
+with ${shownAndCounted},
+located as (
+  select s.position, s.place, s.note_id, d.kind, d.object_id, d.title, d.body, d.page_id, d.issue_id,
+         -- where the window of text starts: WINDOW_BEFORE characters before the first match, or at the start
+         (select case when f.at = 0 then 1 else greatest(1, f.at - ${WINDOW_BEFORE}) end
+            from (select least(${range(terms).map((i) => `coalesce(nullif(strpos(d.norm_body, ${term(i)}), 0), 2147483647)`).join(', ')}) % 2147483647 as at) f) as start
+    from shown s join search_documents d on d.kind = s.kind and d.object_id = s.object_id
 )
 select k.total, k.bounded, o.note_id, o.kind, o.object_id, o.title,
-       substr(o.body, greatest(1, coalesce(nullif(o.at, 2147483647), 1) - ${WINDOW_BEFORE}), ${WINDOW_LENGTH}) as "window",
-       greatest(1, coalesce(nullif(o.at, 2147483647), 1) - ${WINDOW_BEFORE}) > 1 as cut_before,
-       char_length(o.body) >= greatest(1, coalesce(nullif(o.at, 2147483647), 1) - ${WINDOW_BEFORE}) + ${WINDOW_LENGTH} as cut_after,
-       coalesce(o.page_id, c.page_id) as page_id, i.index as issue_index, c.type as comment_on
+       -- one character more than the window: whether the text goes on (cheaper than the length of the whole text)
+       substr(o.body, o.start, ${WINDOW_LENGTH + 1}) as "window", o.start > 1 as cut_before,
+       coalesce(o.page_id, c.page_id) as page_id, i.index as issue_index, c.type as comment_on,
+       ${noteColumns}
   from counted k
   left join located o on true
+  -- the note and its team, once per note (on its first match), for the caller to present without another statement
+  left join notes n on o.place = 1 and n.id = o.note_id
+  left join teams t on t.id = n.team_id
   left join comments c on o.kind = 'comment' and c.id = o.object_id
   left join issues i on i.id = coalesce(o.issue_id, c.issue_id)
  order by o.position, o.place`;
 }
 
 /**
- * Runs the statement unprepared, so it is planned for its values every time: a generic plan cannot know how common
- * the tokens are, and the two branches want different plans. Logged like every ORM query (tests count them).
+ * Runs a statement unprepared, so it is planned for its values every time: a generic plan cannot know how common the
+ * tokens are (the ranked branch wants the GIN index for a rare word, and its sizes shape the joins). Logged like every
+ * ORM query (tests count them).
  */
 async function unnamedQuery<Row>(em: EntityManager, label: string, text: string, values: readonly unknown[]): Promise<Row[]> {
   const pool = await (em.getConnection() as PostgreSqlConnection).getNativeClient();
@@ -198,17 +209,17 @@ async function unnamedQuery<Row>(em: EntityManager, label: string, text: string,
 
 const statements = new Map<string, string>();
 
-function statementFor(shape: Shape): { name: string; text: string } {
-  const name = `search_ngram_${shape.terms}_${shape.excluded}`;
+function statementFor(em: EntityManager, shape: Shape, branch: Branch, order: SearchOrder): { name: string; text: string } {
+  const name = `search_${branch}_${order}_${shape.terms}_${shape.excluded}`;
   let text = statements.get(name);
   if (text === undefined) {
-    text = searchSql(shape);
+    text = searchSql(shape, branch, order, `${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}`);
     statements.set(name, text);
   }
   return { name, text };
 }
 
-type Row = {
+type Row = Record<string, unknown> & {
   total: string | number;
   bounded: boolean;
   note_id: number | null;
@@ -217,43 +228,54 @@ type Row = {
   title: string;
   window: string;
   cut_before: boolean;
-  cut_after: boolean;
   page_id: number | null;
   issue_index: number | null;
   comment_on: 'note' | 'page' | 'issue' | null;
 };
 
-/** One page of the notes matching the query that the caller may read, with their best matches; one statement. */
-export async function searchIndex(em: EntityManager, callerId: number, request: SearchRequest): Promise<SearchHits> {
+/** The window as sent (one character more than WINDOW_LENGTH when the text goes on), cut to its length. */
+function windowOf(text: string): { window: string; cutAfter: boolean } {
+  if (text.length <= WINDOW_LENGTH) return { window: text, cutAfter: false }; // UTF-16 units >= characters
+  const characters = [...text];
+  if (characters.length <= WINDOW_LENGTH) return { window: text, cutAfter: false };
+  return { window: characters.slice(0, WINDOW_LENGTH).join(''), cutAfter: true };
+}
+
+/**
+ * One page of the notes matching the query that the caller may read, with their best matches: one statement, or two
+ * where a count finds more candidates than the ranked branch takes (the first answers nothing then).
+ */
+export async function searchIndex(em: EntityManager, callerId: number, request: SearchRequest, log: Logger): Promise<SearchHits> {
   const { query } = request;
-  const { name, text } = statementFor({ terms: query.terms.length, excluded: query.excluded.length });
-  const rows = await unnamedQuery<Row>(em, name, text, [
-    callerId,
-    `{${query.tokens.join(',')}}`,
-    request.kind ?? null,
-    request.noteId ?? null,
-    request.order,
-    request.limit,
-    request.offset,
-    ...query.terms,
-    ...query.wordTokens,
-    ...query.excluded,
-  ]);
+  const shape = { terms: query.terms.length, excluded: query.excluded.length };
+  const common = [callerId, `{${query.tokens.join(',')}}`, request.kind ?? null, request.noteId ?? null, request.limit, request.offset];
+  // the statistics speak for the whole table: a search narrowed to a kind or a note counts its candidates
+  const settled = request.kind === undefined && request.noteId === undefined ? await candidates(em, log, query.tokens, BIG_RESULT) : 'count';
+  let rows: Row[] | undefined;
+  if (settled !== 'many') {
+    const ranked = statementFor(em, shape, 'ranked', request.order);
+    rows = await unnamedQuery<Row>(em, ranked.name, ranked.text, [...common, settled === 'count', ...query.terms, ...query.wordTokens, ...query.excluded]);
+    if (rows[0]?.bounded === true) rows = undefined; // counted past the bound: walk
+  }
+  if (rows === undefined) {
+    const walked = statementFor(em, shape, 'walked', request.order);
+    rows = await unnamedQuery<Row>(em, walked.name, walked.text, [...common, ...query.terms, ...query.excluded]);
+  }
   const notes: SearchHits['notes'] = [];
   for (const row of rows) {
     if (row.note_id === null) continue;
     let entry = notes[notes.length - 1];
     if (!entry || entry.noteId !== row.note_id) {
-      entry = { noteId: row.note_id, matches: [] };
+      mapAliased(em, Team, row, 't');
+      entry = { noteId: row.note_id, note: mapAliased(em, Note, row, 'n'), matches: [] };
       notes.push(entry);
     }
     entry.matches.push({
       kind: row.kind,
       objectId: row.object_id,
       title: row.title,
-      window: row.window,
+      ...windowOf(row.window),
       cutBefore: row.cut_before,
-      cutAfter: row.cut_after,
       pageId: row.page_id,
       issueIndex: row.issue_index,
       commentOn: row.comment_on,
