@@ -267,8 +267,11 @@ describe('searchNotes', () => {
     const token = (word: string) => parseQuery(word).tokens;
     expect(await candidates(em, log, token('pangolin'), BIG_RESULT)).toBe('many');
     expect(await candidates(em, log, token('quokka'), BIG_RESULT)).toBe('few');
-    // two common tokens: their intersection may be anything up to the rarer one's count
-    expect(await candidates(em, log, [...token('pangolin'), ...token('number')], BIG_RESULT)).toBe('count');
+    // two common tokens: their intersection may be anything up to the rarer one's count (ranked where that is at most
+    // twice the bound, counted past it)
+    const both = [...token('pangolin'), ...token('number')];
+    expect(await candidates(em, log, both, BIG_RESULT)).toBe('few');
+    expect(await candidates(em, log, both, 1000)).toBe('count');
     // a word the statistics do not know, with a bound under the least common known share: not settled either
     expect(await candidates(em, log, token('zyzzyva'), 0)).toBe('count');
     // they choose how a search runs, never what it finds: narrowed to a kind (all these matches are of one kind) a

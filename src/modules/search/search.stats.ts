@@ -89,8 +89,9 @@ export function forgetTokenStats(em: EntityManager): void {
 }
 
 /**
- * How many documents have every one of `tokens`: settled by the statistics when the rarest token bounds them under
- * `bound`, or when there is one token and it is a common one (its share says how many); otherwise `count`.
+ * How many documents have every one of `tokens`: `few` when the rarest token bounds them under `bound` (or under twice
+ * the bound, see below), `many` when there is one token and it is a common one past the bound (its share says how
+ * many); otherwise `count`.
  */
 export async function candidates(em: EntityManager, log: Logger, tokens: readonly number[], bound: number): Promise<Candidates> {
   const stats = await currentStats(em, log);
@@ -106,5 +107,8 @@ export async function candidates(em: EntityManager, log: Logger, tokens: readonl
   }
   const upper = least * stats.documents;
   if (upper <= bound) return 'few';
-  return tokens.length === 1 && known ? 'many' : 'count';
+  if (tokens.length === 1 && known) return 'many';
+  // not settled, but at most twice the bound: ranking them costs about what counting to the bound and then walking
+  // would (a heap visit per candidate either way), and it answers in one statement
+  return upper <= 2 * bound ? 'few' : 'count';
 }
