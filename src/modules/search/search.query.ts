@@ -105,6 +105,11 @@ function searchSql({ terms, excluded }: Shape, branch: Branch, order: SearchOrde
     title: 'lower(n.title) asc, ',
   };
   const noteOrder = `${primary[order]}n.updated_at desc, n.id desc`;
+  // a matched document's window of text: from WINDOW_BEFORE characters before the first match (or the start), one
+  // character more than WINDOW_LENGTH, which says whether the text goes on (cheaper than the length of the text)
+  const start = `(select case when f.at = 0 then 1 else greatest(1, f.at - ${WINDOW_BEFORE}) end
+            from (select least(${range(terms).map((i) => `coalesce(nullif(strpos(d.norm_body, ${term(i)}), 0), 2147483647)`).join(', ')}) % 2147483647 as at) f)`;
+  const shownColumns = `d.kind, d.object_id, d.title, d.page_id, d.issue_id, w.start, substr(d.body, w.start, ${WINDOW_LENGTH + 1}) as "window"`;
   const shownAndCounted = branch === 'ranked'
     ? `probe as materialized (
   -- $7: the statistics could not settle that there are few candidates (search.stats.ts): count them, up to one past
@@ -142,47 +147,49 @@ shown as (
     from (select note_id, position from listed order by position limit $5 offset $6) l
     join ranked r on r.note_id = l.note_id and r.place <= ${MATCHES_PER_NOTE}
 ),
+located as (
+  select s.position, s.place, s.note_id, ${shownColumns}
+    from shown s join search_documents d on d.kind = s.kind and d.object_id = s.object_id
+    cross join lateral (select ${start} as start) w
+),
 counted as (
   select (select count(*) from noted) as total, (select found from probe) > ${BIG_RESULT} as bounded
 )`
     : `walked as (
-  select o.id as note_id, o.position, f.kinds, f.ids
+  select o.id as note_id, o.position, f.kinds, f.ids, f.titles, f.pages, f.issues, f.starts, f.windows
     from (select n.id, row_number() over (order by ${noteOrder}) as position
             from notes n
            where (not n.is_private or exists (select 1 from memberships m where m.team_id = n.team_id and m.user_id = $1))
              and ($4::int is null or n.id = $4::int)
            order by position offset 0) o
-   -- one note at a time, in order, taking its first matches (a lateral limit: never a join over every candidate),
-   -- until the page is full and one more note with a match is found
+   -- one note at a time, in order, taking its first matches with what is shown of them (a lateral limit: never a
+   -- join over every candidate), until the page is full and one more note with a match is found
    cross join lateral (
-     select array_agg(d.kind) as kinds, array_agg(d.object_id) as ids
-       from (select d.kind, d.object_id from search_documents d
-              where d.note_id = o.id and ${inNote} and ${recheck} limit ${MATCHES_PER_NOTE}) d
+     select array_agg(x.kind) as kinds, array_agg(x.object_id) as ids, array_agg(x.title) as titles,
+            array_agg(x.page_id) as pages, array_agg(x.issue_id) as issues, array_agg(x.start) as starts,
+            array_agg(x."window") as windows
+       from (select ${shownColumns}
+               from search_documents d
+               cross join lateral (select ${start} as start) w
+              where d.note_id = o.id and ${inNote} and ${recheck} limit ${MATCHES_PER_NOTE}) x
    ) f
    where f.ids is not null
    order by o.position
    limit $5 + 1 offset $6
 ),
-shown as (
-  select w.note_id, w.position, m.place, m.kind, m.object_id
+located as (
+  select w.position, m.place, w.note_id, m.kind, m.object_id, m.title, m.page_id, m.issue_id, m.start, m."window"
     from (select * from walked order by position limit $5) w
-    cross join lateral unnest(w.kinds, w.ids) with ordinality as m(kind, object_id, place)
+    cross join lateral unnest(w.kinds, w.ids, w.titles, w.pages, w.issues, w.starts, w.windows)
+      with ordinality as m(kind, object_id, title, page_id, issue_id, start, "window", place)
 ),
 counted as (
   select $6 + (select count(*) from walked) as total, true as bounded
 )`;
   return `
-with ${shownAndCounted},
-located as (
-  select s.position, s.place, s.note_id, d.kind, d.object_id, d.title, d.body, d.page_id, d.issue_id,
-         -- where the window of text starts: WINDOW_BEFORE characters before the first match, or at the start
-         (select case when f.at = 0 then 1 else greatest(1, f.at - ${WINDOW_BEFORE}) end
-            from (select least(${range(terms).map((i) => `coalesce(nullif(strpos(d.norm_body, ${term(i)}), 0), 2147483647)`).join(', ')}) % 2147483647 as at) f) as start
-    from shown s join search_documents d on d.kind = s.kind and d.object_id = s.object_id
-)
+with ${shownAndCounted}
 select k.total, k.bounded, o.note_id, o.kind, o.object_id, o.title,
-       -- one character more than the window: whether the text goes on (cheaper than the length of the whole text)
-       substr(o.body, o.start, ${WINDOW_LENGTH + 1}) as "window", o.start > 1 as cut_before,
+       o."window", o.start > 1 as cut_before,
        coalesce(o.page_id, c.page_id) as page_id, i.index as issue_index, c.type as comment_on,
        ${noteColumns}
   from counted k
