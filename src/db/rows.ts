@@ -33,12 +33,19 @@ function storedColumns(em: EntityManager, entity: EntityClass<object>): string[]
     .flatMap((prop) => prop.fieldNames);
 }
 
+const aliasedKeys = new Map<string, { column: string; key: string }[]>();
+
 /** The entity whose columns were selected with `aliasedColumns(…, alias)`, or undefined where they are null. */
 export function mapAliased<T extends object>(em: EntityManager, entity: EntityClass<T>, row: Record<string, unknown>, alias: string): T | undefined {
   if (row[`${alias}.id`] === null || row[`${alias}.id`] === undefined) return undefined;
+  const cacheKey = `${entity.name}:${alias}`;
+  let keys = aliasedKeys.get(cacheKey);
+  if (keys === undefined) {
+    keys = storedColumns(em, entity).map((column) => ({ column, key: `${alias}.${column}` }));
+    aliasedKeys.set(cacheKey, keys);
+  }
   const data: Record<string, unknown> = {};
-  const prefix = `${alias}.`;
-  for (const [key, value] of Object.entries(row)) if (key.startsWith(prefix)) data[key.slice(prefix.length)] = value;
+  for (const { column, key } of keys) if (key in row) data[column] = row[key];
   return em.map(entity, data as never);
 }
 
