@@ -1,19 +1,19 @@
-// The search itself, as one SQL statement over the n-gram index (design.md, "Search"). Its text depends only on how
-// many terms and excluded terms the query has (one prepared statement per shape):
-//   1. probe: how many documents have every token of the query: from the column statistics where they settle it
-//      (an upper bound under BIG_RESULT, or the one token among the most common), otherwise counted up to
-//      BIG_RESULT + 1 (the statistics only choose the branch: both give correct pages);
-//   2. candidates: those documents; permissions inside the statement and before any limit (the note is not
-//      private, or the caller is in its team); recheck: every term occurs in the normalized title or text (strpos),
-//      no excluded term does;
-//   3. up to BIG_RESULT documents (the usual case): every match scored (per term 1, +4 in the title, +2 as a whole
-//      word), notes scored by their best match, ordered, one page cut, the total exact;
-//      more (a word found nearly everywhere): ranking them all would read them all, so the readable notes are
-//      walked in the order asked for (`relevance` becomes most recently updated first) and each is asked whether
-//      it has a match, until the page is full and one more note is found: the work is bounded by the page, the page
+// The search itself, over the n-gram index (design.md, "Search"): one SQL statement per branch, whose text depends on
+// the branch, the order asked for and how many terms and excluded terms the query has:
+//   1. how many documents have every token of the query: settled from the column statistics where they can tell
+//      (search.stats.ts: `few` or `many`), otherwise counted up to BIG_RESULT + 1 at the start of the ranked
+//      statement (the statistics only choose the branch: both give correct pages);
+//   2. ranked, up to BIG_RESULT candidates (the usual case): the candidates from the GIN index, permissions inside
+//      the statement and before any limit (the note is not private, or the caller is in its team), the recheck
+//      (every term occurs in the normalized title or text, no excluded term does), every match scored (per term 1,
+//      +4 in the title, +2 as a whole word), notes scored by their best match, ordered, one page cut, the total exact;
+//   3. walked, more (a word found nearly everywhere): ranking them all would read them all, so the readable notes
+//      are taken in the order asked for (`relevance` becomes most recently updated first) and each is asked for its
+//      first matches, until the page is full and one more note is found: the work is bounded by the page, the page
 //      is still never short, and the total is a lower bound (one past the page when more exist);
-//   4. for the notes of the page: their best (or, for a big result, first) 3 matches with a window of text.
-// Only one of the two branches of 3 runs: each is gated by the probe (a one-time filter in the plan).
+//   4. for the notes of the page: their best (or, walked, first) 3 matches with a window of text, and each note
+//      with its team (on its first match's row), so the caller presents them without another statement.
+// When the count of 1 finds more than BIG_RESULT, the ranked statement answers nothing and the walk runs after it.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { DocumentKind } from './search.indexer.ts';
@@ -93,9 +93,10 @@ function searchSql({ terms, excluded }: Shape, branch: Branch, order: SearchOrde
   // inside one note: its documents by the note_id index, first match first; the tokens test is wrapped so the
   // planner cannot turn it into a GIN lookup of every candidate once per note
   const inNote = `coalesce(d.tokens, '{}') @> $2::int[] and ($3::text is null or d.kind = $3::text)`;
-  const readable = `left join memberships m on m.team_id = n.team_id and m.user_id = $1
-     where (not n.is_private or m.user_id is not null) and ($4::int is null or n.id = $4::int)`;
-  // the order of notes as plain columns (one statement text per order), so the walk can follow an index of them
+  // the notes the caller may read (a public note, or one of a team the caller is in), narrowed to $4
+  const readable = `where (not n.is_private or exists (select 1 from memberships m where m.team_id = n.team_id and m.user_id = $1))
+             and ($4::int is null or n.id = $4::int)`;
+  // the order of notes in plain columns (one statement text per order), not expressions of a parameter
   const primary: Record<SearchOrder, string> = {
     relevance: branch === 'ranked' ? 'x.score desc, ' : '',
     updated_at: 'n.updated_at asc, ',
@@ -159,8 +160,7 @@ counted as (
   select o.id as note_id, o.position, f.kinds, f.ids, f.titles, f.pages, f.issues, f.starts, f.windows
     from (select n.id, row_number() over (order by ${noteOrder}) as position
             from notes n
-           where (not n.is_private or exists (select 1 from memberships m where m.team_id = n.team_id and m.user_id = $1))
-             and ($4::int is null or n.id = $4::int)
+           ${readable}
            order by position offset 0) o
    -- one note at a time, in order, taking its first matches with what is shown of them (a lateral limit: never a
    -- join over every candidate), until the page is full and one more note with a match is found
