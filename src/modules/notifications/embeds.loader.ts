@@ -12,12 +12,11 @@ import { presentComment, type CommentTarget } from '../comments/comment.presente
 import { Issue } from '../issues/issue.entity.ts';
 import { presentIssue } from '../issues/issue.presenter.ts';
 import { tagsOfIssues } from '../issues/issues.loader.ts';
-import { Note } from '../notes/note.entity.ts';
 import { MergeRequest } from '../requests/merge-request.entity.ts';
 import { presentRequest } from '../requests/request.presenter.ts';
 import { loadRequestViews, requestRelations } from '../requests/requests.loader.ts';
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
-import { loadNoteViews } from '../notes/notes.loader.ts';
+import { loadNoteViews, notesByIds } from '../notes/notes.loader.ts';
 import { Page } from '../pages/page.entity.ts';
 import { presentPage } from '../pages/page.presenter.ts';
 import { pageViewsWith } from '../pages/pages.loader.ts';
@@ -64,7 +63,7 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
   for (const issue of issues) ids.notes.add(issue.note.id);
   const pages = ids.pages.size === 0 ? [] : await em.find(Page, { id: { $in: list(ids.pages) } });
   for (const page of pages) ids.notes.add(page.note.id);
-  const notes = ids.notes.size === 0 ? [] : await em.find(Note, { id: { $in: list(ids.notes) } }, { populate: ['team'] });
+  const notes = await notesByIds(em, list(ids.notes));
   const noteViews = new Map((await loadNoteViews(reader, notes)).map((view) => [view.note.id, view]));
   const noteBodies = new Map([...noteViews].map(([id, view]) => [id, shared(presentNote(view, urls, 'read'))]));
 
