@@ -2,8 +2,9 @@
 // scripts/serve.sh starts it, with its own pool, change feed and memory. Driven at once through both: issues
 // created concurrently in one note get gapless, unique indexes; a token's hourly budget is shared (N + k requests
 // split across both: exactly N succeed); a page written through one is read through the other with the write.
-// PostgreSQL pass only: the embedded database (PGlite) belongs to one process, and a second server on its DATA_DIR
-// is refused (src/db/database.ts), so there is no second process to run there.
+// PostgreSQL pass only: the embedded database (PGlite) belongs to one process; on the PGlite pass the last test here
+// checks that a second server on its DATA_DIR is refused instead.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -126,4 +127,33 @@ describe.skipIf(databaseKind !== 'postgres')('two server processes on one Postgr
     const [row] = await em.execute<{ used: number }[]>('select used from rate_limits where key = ?', [`token:${token.id}`]);
     expect(Number(row!.used)).toBe(LIMIT);
   });
+});
+
+// The embedded database's counterpart: its DATA_DIR belongs to one process, so a second server on it is refused with
+// a message and exit status 1 (src/db/database.ts, DatabaseInUseError), and the first goes on serving.
+describe.skipIf(databaseKind !== 'pglite')('a second server on one embedded DATA_DIR (PGlite pass only)', () => {
+  it('is refused with a message and exit status 1, and the first goes on serving', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'notes-two-'));
+    const start = async () => {
+      const port = await freePort();
+      const env = {
+        PATH: `${path.join(root, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: process.env.HOME, NODE_ENV: 'test',
+        PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: dataDir, LOG_LEVEL: 'warn',
+      };
+      return { port, env };
+    };
+    let first: Server | undefined;
+    try {
+      const one = await start();
+      first = Object.assign(await startServerProcess(node, ['src/server.ts'], one.env), { baseUrl: `http://127.0.0.1:${one.port}` });
+      const two = await start();
+      const second = spawnSync(node, ['src/server.ts'], { cwd: root, env: two.env, encoding: 'utf8', timeout: 60_000 });
+      expect(second.status, second.stdout + second.stderr).toBe(1);
+      expect(second.stdout + second.stderr).toContain(`another server is already running on ${dataDir}`);
+      expect((await fetch(`${first.baseUrl}/readyz`)).status).toBe(200);
+    } finally {
+      await stopServer(first);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
