@@ -10,6 +10,8 @@ export const TagSchema = defineEntity({
     id: p.integer().primary(),
     note: () => p.manyToOne(Note),
     name: p.string().length(64),
+    /** foldCase(name): one tag per key in a note (unique with note_id); written by addIssueTags, which computes it. */
+    nameKey: p.text(),
     createdAt: createdAt(),
   },
 });

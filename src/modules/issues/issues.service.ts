@@ -1,7 +1,7 @@
 // Writing issues, each change in one transaction with its domain event. Who may do what is decided before these are
 // called (the handlers ask the policy table); here only what the data itself forbids is checked: an assignee must
 // exist and be able to read the note, an issue holds at most 100 tags.
-import { LockMode, sql, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { nextNoteIndex } from '../../db/note-counters.ts';
 import { currentTime } from '../../db/timestamps.ts';
@@ -10,7 +10,9 @@ import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
-import { User } from '../users/user.entity.ts';
+import { foldCase } from '../text/fold.ts';
+import type { User } from '../users/user.entity.ts';
+import { findUserByUsername } from '../users/users.service.ts';
 import { Issue } from './issue.entity.ts';
 
 /** At most this many tags on one issue (design.md, Limits). */
@@ -28,7 +30,7 @@ export type IssueFields = {
 
 /** The user a username names, who must be able to read the note (422 otherwise). */
 async function findAssignee(em: EntityManager, note: Note, username: string): Promise<User> {
-  const user = await em.findOne(User, { [sql.lower('username')]: username.toLowerCase() });
+  const user = await findUserByUsername(em, username);
   const pointer = '/issue/to_user';
   if (!user) throw unprocessable('unknown_user', `no user is named "${username}"`, [{ pointer, detail: 'no such user' }]);
   const role = (await rolesOfUsersInTeam(em, note.team.id, [user.id])).get(user.id);
@@ -115,32 +117,38 @@ export async function deleteIssue(em: EntityManager, actor: Actor, note: Note, i
   });
 }
 
-/** Trimmed, without empty entries, each name once (case-insensitively; the first spelling wins). */
-export function normaliseTags(names: readonly string[]): string[] {
-  const seen = new Map<string, string>();
+/** A tag as given (trimmed) and its key: foldCase of the name, stored in `tags.name_key`, unique per note. */
+export type TagName = { name: string; key: string };
+
+/** Trimmed, without empty entries, each name once (by its key; the first spelling wins). */
+export function normaliseTags(names: readonly string[]): TagName[] {
+  const seen = new Map<string, TagName>();
   for (const raw of names) {
     const name = raw.trim();
-    if (name !== '' && !seen.has(name.toLowerCase())) seen.set(name.toLowerCase(), name);
+    if (name === '') continue;
+    const key = foldCase(name);
+    if (!seen.has(key)) seen.set(key, { name, key });
   }
   return [...seen.values()];
 }
 
 /**
- * Adds the tags the issue does not have yet, after its others. Tags are the note's: a name already used in the note
- * is the same tag (its first spelling kept). Concurrent additions of the same new name to the note both find the one
- * row (`on conflict do nothing`); additions to one issue queue on its row, so the limit holds.
+ * Adds the tags the issue does not have yet, after its others. Tags are the note's: a name whose key is already used
+ * in the note is the same tag (its first spelling kept). Tags are matched by their keys alone, computed here: the
+ * database compares them as stored and never folds a name itself. Concurrent additions of the same new name to the
+ * note both find the one row (`on conflict do nothing`); additions to one issue queue on its row, so the limit holds.
  */
 export async function addIssueTags(em: EntityManager, actor: Actor, note: Note, issue: Issue, names: readonly string[]): Promise<void> {
   const wanted = normaliseTags(names);
   if (wanted.length === 0) return;
   await em.transactional(async (tx) => {
     const locked = await tx.findOneOrFail(Issue, issue.id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    const existing = await tx.execute<{ name: string }[]>(
-      'select lower(t.name) as name from issue_tags it join tags t on t.id = it.tag_id where it.issue_id = ?',
+    const existing = await tx.execute<{ name_key: string }[]>(
+      'select t.name_key from issue_tags it join tags t on t.id = it.tag_id where it.issue_id = ?',
       [locked.id],
     );
-    const has = new Set(existing.map((row) => row.name));
-    const adding = wanted.filter((name) => !has.has(name.toLowerCase()));
+    const has = new Set(existing.map((row) => row.name_key));
+    const adding = wanted.filter((tag) => !has.has(tag.key));
     if (adding.length === 0) return;
     if (has.size + adding.length > TAGS_PER_ISSUE) {
       throw unprocessable('too_many_tags', `an issue has at most ${TAGS_PER_ISSUE} tags: it has ${has.size}, and ${adding.length} more were given`, [
@@ -149,20 +157,21 @@ export async function addIssueTags(em: EntityManager, actor: Actor, note: Note, 
     }
     const now = currentTime();
     // in one order for everyone (two additions of `a, b` and `b, a` would otherwise wait on each other's new rows)
-    const byName = [...adding].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
+    const byKey = [...adding].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     await tx.execute(
-      `insert into tags (note_id, name, created_at) values ${byName.map(() => '(?, ?, ?)').join(', ')} on conflict do nothing`,
-      byName.flatMap((name) => [note.id, name, now]),
+      `insert into tags (note_id, name, name_key, created_at) values ${byKey.map(() => '(?, ?, ?, ?)').join(', ')}
+       on conflict (note_id, name_key) do nothing`,
+      byKey.flatMap((tag) => [note.id, tag.name, tag.key, now]),
     );
-    const tags = await tx.execute<{ id: number; name: string }[]>(
-      `select id, lower(name) as name from tags where note_id = ? and lower(name) in (${adding.map(() => '?').join(', ')})`,
-      [note.id, ...adding.map((name) => name.toLowerCase())],
+    const tags = await tx.execute<{ id: number; name_key: string }[]>(
+      `select id, name_key from tags where note_id = ? and name_key in (${adding.map(() => '?').join(', ')})`,
+      [note.id, ...adding.map((tag) => tag.key)],
     );
-    const idOf = new Map(tags.map((tag) => [tag.name, tag.id]));
+    const idOf = new Map(tags.map((tag) => [tag.name_key, tag.id]));
     // one row each, in the order given: `added_order` follows the insertion
     await tx.execute(
       `insert into issue_tags (issue_id, tag_id) values ${adding.map(() => '(?, ?)').join(', ')} on conflict do nothing`,
-      adding.flatMap((name) => [locked.id, idOf.get(name.toLowerCase())!]),
+      adding.flatMap((tag) => [locked.id, idOf.get(tag.key)!]),
     );
     locked.updatedAt = currentTime();
     await recordEvent(tx, { type: 'issue.updated', actor, note, issue: locked, changed: ['tags'], assignee: null });

@@ -1,5 +1,7 @@
 // Highlighted snippets: a short window of the original (un-normalized) text around the first match, HTML-escaped,
-// with every occurrence of a term wrapped in <mark>. The only markup a snippet ever carries is <mark>.
+// with every occurrence of a term wrapped in <mark>. The only markup a snippet ever carries is <mark>. The text is
+// folded as the index folds it (foldCase), so a term is found where the search found it.
+import { foldCase } from '../text/fold.ts';
 
 /** Escapes everything that could be markup (the snippet's own <mark> tags are added after). */
 function escapeHtml(text: string): string {
@@ -17,7 +19,7 @@ function segmentsOf(text: string): { segments: Segment[]; joined: string; offset
   const segments: Segment[] = [];
   const pattern = /[\s\S][\p{M}\u{FF9E}\u{FF9F}]*/gu;
   for (const match of text.matchAll(pattern)) {
-    const normalized = match[0].normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ');
+    const normalized = foldCase(match[0]).replace(/\s+/gu, ' ');
     segments.push({ start: match.index, end: match.index + match[0].length, normalized });
   }
   // offsets[i]: the segment that the i-th code unit of the joined normalized text comes from
@@ -33,7 +35,7 @@ function segmentsOf(text: string): { segments: Segment[]; joined: string; offset
 /** [start, end) ranges of the original text where a term occurs, merged and in order. */
 function matchRanges(text: string, terms: readonly string[]): { start: number; end: number }[] {
   const ranges: { start: number; end: number }[] = [];
-  const whole = text.normalize('NFKC').toLowerCase().replace(/\s/gu, ' ');
+  const whole = foldCase(text).replace(/\s/gu, ' ');
   if (whole.length === text.length) {
     // the usual case: normalizing kept every character in place (no half-width kana, ligatures, ...)
     for (const term of terms) {

@@ -1,7 +1,7 @@
-// The text side of the n-gram search (design.md, "Search"): markup to plain text, normalization (NFKC, lower case,
-// white space collapsed), the index tokens of a text, and the tokens a query term needs. Pure functions: the
-// indexer (search.indexer.ts) and the query (search.query.ts) use the very same ones, so what is indexed and what is
-// looked up always agree.
+// The text side of the n-gram search (design.md, "Search"): markup to plain text, normalization (foldCase: NFKC and
+// case folding, as for tags and names; white space collapsed), the index tokens of a text, and the tokens a query
+// term needs. Pure functions: the indexer (search.indexer.ts) and the query (search.query.ts) use the very same ones,
+// so what is indexed and what is looked up always agree; the database only compares what they made (strpos).
 //
 // Tokens are 32-bit hashes (FNV-1a) of short strings, stored as an int[] under a GIN index: compact and fast to
 // compare. A hash collision only adds a candidate; every candidate is rechecked against the normalized text.
@@ -10,10 +10,11 @@
 //     (used only for ranking: "キャプチャ" is a whole word in "画面キャプチャを", a substring in "キャプチャツール").
 //   - other scripts: each word (letters, digits, marks) with its prefixes of 2 to 16 characters, so prefixes work;
 //     plus the whole word, marked as such, for ranking.
+import { foldCase } from '../text/fold.ts';
 
-/** NFKC, lower case, every run of white space one space: the text every match is checked against. */
+/** foldCase (NFKC, case folding), every run of white space one space: the text every match is checked against. */
 export function normalize(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/[\u0000-\u0008\u000e-\u001f]/g, '').replace(/\s+/gu, ' ').trim();
+  return foldCase(text).replace(/[\u0000-\u0008\u000e-\u001f]/g, '').replace(/\s+/gu, ' ').trim();
 }
 
 const BLOCK_TAGS = /^(?:p|div|br|hr|li|ul|ol|dl|dt|dd|h[1-6]|tr|td|th|table|thead|tbody|tfoot|blockquote|pre|section|article|header|footer|figure|figcaption|aside|nav|details|summary)$/i;

@@ -1,5 +1,8 @@
 // Team names (and so usernames, since every user has a default team named after them) share one namespace with the
-// literal first path segments under /api/v1 and the site's own top-level paths.
+// literal first path segments under /api/v1 and the site's own top-level paths. Names are ASCII: migration 0013 keeps
+// them so, and computes their key (foldCase of an ASCII name: A-Z to a-z) in the database.
+import { foldCase } from '../text/fold.ts';
+
 export const teamNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$/;
 
 /** The literal first segments under /api/v1: a team with one of these names could never be addressed. */
@@ -24,7 +27,7 @@ const INVALID = 'must be 1-39 characters of letters, digits, "_" and "-", starti
 /** Why `name` cannot name a team, or undefined when it can (uniqueness is checked by the caller). */
 export function teamNameProblem(name: string): NameProblem | undefined {
   if (!teamNamePattern.test(name)) return { code: 'invalid_name', detail: INVALID };
-  if (reservedNames.has(name.toLowerCase())) return { code: 'reserved_name', detail: `"${name}" is reserved` };
+  if (reservedNames.has(foldCase(name))) return { code: 'reserved_name', detail: `"${name}" is reserved` };
   return undefined;
 }
 
@@ -35,6 +38,6 @@ export function teamNameProblem(name: string): NameProblem | undefined {
  */
 export function usernameProblem(name: string): NameProblem | undefined {
   if (!teamNamePattern.test(name)) return { code: 'invalid_name', detail: INVALID };
-  if (apiSegments.has(name.toLowerCase())) return { code: 'reserved_name', detail: `"${name}" is reserved` };
+  if (apiSegments.has(foldCase(name))) return { code: 'reserved_name', detail: `"${name}" is reserved` };
   return undefined;
 }

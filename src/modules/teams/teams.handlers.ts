@@ -23,7 +23,7 @@ export const teamOperations = {
     const [teams, total] = await context.em.findAndCount(
       Team,
       { memberships: { user: caller.user.id } },
-      { orderBy: [{ isDefault: 'desc' }, { [sql.lower('name')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset },
+      { orderBy: [{ isDefault: 'desc' }, { [sql.ref('name_key')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset },
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadTeamViews(readerOf(context), teams);

@@ -5,13 +5,14 @@ import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, notFound, unprocessable } from '../../http/errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
+import { foldCase } from '../text/fold.ts';
 import { nameIsTaken, findUserByUsername } from '../users/users.service.ts';
 import { teamNameProblem } from './names.ts';
 import { Membership, Team, type TeamRole } from './team.entity.ts';
 
-/** The team of this name (case-insensitively), or null. */
+/** The team of this name (compared by foldCase with the stored key, `teams.name_key`), or null. */
 export async function findTeam(em: EntityManager, name: string): Promise<Team | null> {
-  return em.findOne(Team, { [sql.lower('name')]: name.toLowerCase() });
+  return em.findOne(Team, { [sql.ref('name_key')]: foldCase(name) });
 }
 
 function checkName(name: string, pointer: string): void {
@@ -42,7 +43,7 @@ export async function renameTeam(em: EntityManager, actor: Actor, team: Team, na
   }
   if (name === team.name) return team;
   return em.transactional(async (tx) => {
-    const sameNameOtherCase = name.toLowerCase() === team.name.toLowerCase();
+    const sameNameOtherCase = foldCase(name) === foldCase(team.name);
     if (!sameNameOtherCase && (await nameIsTaken(tx, name))) throw conflict('name_taken', `the name "${name}" is already taken by a user or team`);
     const from = team.name;
     team.name = name;
@@ -86,7 +87,7 @@ export async function removeTeamUser(em: EntityManager, actor: Actor, team: Team
     await lockTeam(tx, team.id);
     const membership = await tx.findOne(Membership, { team: team.id, user: userId }, { populate: ['user'] });
     if (!membership) throw notFound('team member');
-    if (team.isDefault && membership.user.username.toLowerCase() === team.name.toLowerCase()) {
+    if (team.isDefault && foldCase(membership.user.username) === foldCase(team.name)) {
       throw unprocessable('default_team', "a user cannot be removed from their own default team");
     }
     if (membership.role === 'manager' && (await managerCount(tx, team.id)) <= 1) {

@@ -51,7 +51,7 @@ export const userOperations = {
 
   listUsernames: defineOperation('listUsernames', { scope: 'caller', action: 'signed-in' }, async ({ query }, _scope, context) => {
     const page = pagination(query);
-    const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: [{ [sql.lower('username')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset });
+    const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: [{ [sql.ref('username_key')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset });
     sendPaginationHeaders(context, page, total);
     return users.map((user) => user.username);
   }),

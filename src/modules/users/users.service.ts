@@ -3,19 +3,25 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, unprocessable } from '../../http/errors.ts';
 import { usernameProblem } from '../teams/names.ts';
 import { Membership, Team } from '../teams/team.entity.ts';
+import { foldCase } from '../text/fold.ts';
 import { User } from './user.entity.ts';
 
 export type NewUser = { username: string; name?: string | undefined; lang?: 'en' | 'ja' | undefined };
 
+/** The user of this username (compared by foldCase with the stored key, `users.username_key`), or null. */
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {
-  return em.findOne(User, { [sql.lower('username')]: username.toLowerCase() });
+  return em.findOne(User, { [sql.ref('username_key')]: foldCase(username) });
 }
 
-/** A team or a user already holds this name (they share one namespace: every user has a team named after them). */
+/**
+ * A team or a user already holds this name (they share one namespace: every user has a team named after them),
+ * compared by foldCase with the stored keys (migration 0013).
+ */
 export async function nameIsTaken(em: EntityManager, name: string): Promise<boolean> {
+  const key = foldCase(name);
   const rows = await em.execute<{ taken: boolean }[]>(
-    'select exists (select 1 from teams where lower(name) = lower(?)) or exists (select 1 from users where lower(username) = lower(?)) as taken',
-    [name, name],
+    'select exists (select 1 from teams where name_key = ?) or exists (select 1 from users where username_key = ?) as taken',
+    [key, key],
   );
   return rows[0]?.taken === true;
 }
