@@ -97,32 +97,90 @@ const MAX_PREFIX = 16;
 const MAX_WORD = 32;
 const wordToken = (word: string) => tokenHash(`\u0001${word}`);
 
-/** The index tokens of a normalized text (distinct). */
+const FNV_OFFSET = 0x811c9dc5;
+
+/** tokenHash continued over `text` from `from` to `to` (code units): FNV-1a is incremental, so no substring is made. */
+function extendHash(hash: number, text: string, from: number, to: number): number {
+  for (let i = from; i < to; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash | 0;
+}
+const WORD_MARK = extendHash(FNV_OFFSET, '\u0001', 0, 1);
+
+/**
+ * The index tokens of a normalized text (distinct), the same as hashing the strings the header describes, in one
+ * pass over the text's code points without making them: a page of 1 MiB is indexed without a string per character.
+ */
 export function indexTokens(normalized: string): number[] {
   const tokens = new Set<number>();
-  for (const run of runsOf(normalized)) {
-    const { chars } = run;
-    if (run.kind === 'word') {
-      const word = chars.join('');
-      if (chars.length === 1) tokens.add(tokenHash(word));
-      for (let length = 2; length <= Math.min(chars.length, MAX_PREFIX); length += 1) tokens.add(tokenHash(chars.slice(0, length).join('')));
-      if (chars.length <= MAX_WORD) tokens.add(wordToken(word));
+  const text = normalized;
+  let at = 0;
+  while (at < text.length) {
+    const first = scriptOf(String.fromCodePoint(text.codePointAt(at)!));
+    if (first === 'other') {
+      at += text.codePointAt(at)! > 0xffff ? 2 : 1;
       continue;
     }
-    for (let i = 0; i < chars.length; i += 1) {
-      tokens.add(tokenHash(chars[i]!));
-      if (i + 1 < chars.length) tokens.add(tokenHash(chars[i]! + chars[i + 1]!));
-    }
-    // whole words for ranking: the maximal runs of one script inside the CJK run
-    let start = 0;
-    for (let i = 1; i <= chars.length; i += 1) {
-      if (i === chars.length || scriptOf(chars[i]!) !== scriptOf(chars[start]!)) {
-        if (i - start <= MAX_WORD) tokens.add(wordToken(chars.slice(start, i).join('')));
-        start = i;
-      }
-    }
+    if (first === 'word') at = indexWord(text, at, tokens);
+    else at = indexCjk(text, at, tokens);
   }
   return [...tokens];
+}
+
+/** A word from `start`: its prefixes of 2 to 16 characters (itself when it has one), and itself as a word. */
+function indexWord(text: string, start: number, tokens: Set<number>): number {
+  let prefix: number = FNV_OFFSET;
+  let word = WORD_MARK;
+  let count = 0;
+  let at = start;
+  while (at < text.length) {
+    const width = text.codePointAt(at)! > 0xffff ? 2 : 1;
+    if (scriptOf(text.slice(at, at + width)) !== 'word') break;
+    count += 1;
+    if (count <= MAX_PREFIX) {
+      prefix = extendHash(prefix, text, at, at + width);
+      if (count >= 2) tokens.add(prefix);
+    }
+    if (count <= MAX_WORD) word = extendHash(word, text, at, at + width);
+    at += width;
+  }
+  if (count === 1) tokens.add(prefix);
+  if (count <= MAX_WORD) tokens.add(word);
+  return at;
+}
+
+/** A CJK run from `start`: every unigram and bigram, then the maximal runs of one script in it as words. */
+function indexCjk(text: string, start: number, tokens: Set<number>): number {
+  let at = start;
+  let previous = -1;
+  while (at < text.length) {
+    const width = text.codePointAt(at)! > 0xffff ? 2 : 1;
+    if (!isCjk(scriptOf(text.slice(at, at + width)))) break;
+    if (previous >= 0) tokens.add(extendHash(FNV_OFFSET, text, previous, at + width));
+    tokens.add(extendHash(FNV_OFFSET, text, at, at + width));
+    previous = at;
+    at += width;
+  }
+  const end = at;
+  let wordStart = start;
+  let wordScript = scriptOf(text.slice(start, start + (text.codePointAt(start)! > 0xffff ? 2 : 1)));
+  let length = 0;
+  for (let i = start; i <= end;) {
+    const width = i < end && text.codePointAt(i)! > 0xffff ? 2 : 1;
+    const script = i < end ? scriptOf(text.slice(i, i + width)) : undefined;
+    if (script !== wordScript) {
+      if (length <= MAX_WORD) tokens.add(extendHash(WORD_MARK, text, wordStart, i));
+      if (i === end) break;
+      wordStart = i;
+      wordScript = script!;
+      length = 0;
+    }
+    length += 1;
+    i += width;
+  }
+  return end;
 }
 
 /** The tokens every text containing `term` (normalized) has: the lookup side of indexTokens. */
