@@ -63,7 +63,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   if (config.metricsToken) {
     const metrics = createMetrics(config.metricsToken, orm, changes);
     app.use(metrics.measure);
-    app.get('/metrics', metrics.serve);
+    app.use(metrics.routes);
   }
   // CORS_ORIGINS set: those origins may call the service from a browser (preflight answered here, before routing)
   if (config.corsOrigins === '*' || config.corsOrigins.length > 0) {
@@ -95,6 +95,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
     req.em = orm.em.fork();
     next();
   });
+  // Outside /api/v1: plain express routes, each with the API's input rules (NUL, lone surrogates, integers, body
+  // limits) and a 405 with Allow for a method it lacks, refused in its own format (src/http/input-guard.ts)
   app.use(systemRoutes({ orm }));
   app.use(avatarRoutes());
   // OAuth 2 and its pages (/oauth/*, /.well-known/oauth-authorization-server): outside /api/v1, where a cookie never reaches

@@ -11,9 +11,14 @@
 // - An empty query value is an absent parameter (design.md, "Wire habits": old clients send `?team=&type=` and
 //   `?page=&parent=all`): `name=` and a bare `name` are dropped from the query before anything validates it, on
 //   every operation, so no schema has to allow `''` and a default applies as if the parameter were not sent.
-import type { Request, RequestHandler } from 'express';
+//
+// The routes outside /api/v1 (OAuth, the sign-in forms, the browser views, the system routes, avatars, /metrics) are
+// plain express routes the validator never sees: `plainRouter` (below) gives them the same rules and a 405 with
+// `Allow` for a method a path lacks, and answers every refusal in the route's own format.
+import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { HttpError, type FieldError } from './errors.ts';
 import { resolve } from './form-coercion.ts';
+import { toHttpError } from './problem-details.ts';
 
 export type ParameterObject = { name: string; in: string; schema?: { type?: string | string[]; $ref?: string } };
 type Document = { paths: Record<string, Record<string, unknown>>; components?: Record<string, Record<string, unknown>> };
@@ -134,4 +139,138 @@ export function inputGuard(document: Document): RequestHandler {
     }
     next();
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Routes outside /api/v1
+//
+// Every route the process serves outside the API is declared in a table of `PlainRoute`s and built by
+// `plainRouter`, which gives each the rules the API's operations get from the guard above and from the API's body
+// parsers:
+// - nothing unstorable (NUL, a lone surrogate) in a path parameter (404: it names nothing), a query parameter or key,
+//   a form or JSON field or key, or another input the route declares (`inputs`: the decoded HTTP Basic credentials
+//   of /oauth/token and /oauth/revoke) (400);
+// - the parameters a route declares as integers (`integers`) are decimal digits from 0 to 2147483647, like every id
+//   of the API: 404 in the path, 400 in the query (an empty query value is an absent parameter);
+// - bodies (`plainBodies`): at most LIMIT_REQUEST_BODY_BYTES, flat form names (no nesting: no OAuth parameter has
+//   any), at most 50 fields (413 past it), JSON where the route takes it;
+// - a method the path lacks answers 405 with `Allow` (HEAD follows GET; OPTIONS answers 200 with `Allow`, as
+//   express answers it on every other route; with CORS_ORIGINS set, the CORS middleware answers it before routing).
+// Refusals, body parser errors and errors thrown by a route leave through the route's `Refusal`: an HTML page, an
+// RFC 6749 error, or problem details (`asProblem`). An unknown error is logged here and refused as a generic 500.
+
+/** How a route answers a refusal, in its own format. `error.headers` (Allow, ...) belong on the answer. */
+export type Refusal = (error: HttpError, req: Request, res: Response, next: NextFunction) => void;
+
+/** Problem details, through the app's one error handler. */
+export const asProblem: Refusal = (error, _req, _res, next) => next(error);
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type Method = (typeof METHODS)[number];
+type Handlers = RequestHandler | readonly RequestHandler[];
+
+export type PlainRoute = { path: string | string[] } & Partial<Record<Method, Handlers>> & {
+  /** Path and query parameters holding an integer (an id, an index, a page number). */
+  integers?: { path?: readonly string[]; query?: readonly string[] };
+  /** Inputs that are neither parameters nor fields, as the route decodes them (name -> value). */
+  inputs?: (req: Request) => Record<string, string> | undefined;
+  /** Runs first, for every method: `next('route')` when the path is not this route's after all (404 then). */
+  precondition?: RequestHandler;
+};
+
+const INTEGER_MAX = 2_147_483_647;
+const NON_NEGATIVE = /^[0-9]{1,10}$/;
+const isInteger32 = (value: string) => NON_NEGATIVE.test(value) && Number(value) <= INTEGER_MAX;
+const INTEGER_DETAIL = `must be decimal digits, at most ${INTEGER_MAX}`;
+
+/** What the rules above refuse in this request to `route`, or undefined. Runs after routing and body parsing. */
+export function plainInputProblem(req: Request, route: Pick<PlainRoute, 'integers' | 'inputs'>): HttpError | undefined {
+  const pathErrors: FieldError[] = [];
+  for (const [name, value] of Object.entries((req.params ?? {}) as Record<string, unknown>)) {
+    if (typeof value !== 'string') continue;
+    if (unstorable(value)) pathErrors.push({ parameter: name, detail: UNSTORABLE });
+    else if (route.integers?.path?.includes(name) && !isInteger32(value)) pathErrors.push({ parameter: name, detail: INTEGER_DETAIL });
+  }
+  if (pathErrors.length > 0) return new HttpError(404, 'not_found', 'not found', { errors: pathErrors });
+
+  const errors: FieldError[] = [];
+  const query = req.query as Record<string, unknown>;
+  for (const pointer of pointersUnstorable(query)) {
+    errors.push({ parameter: pointer.slice(1).split('/')[0]!.replace(/~1/g, '/').replace(/~0/g, '~'), detail: UNSTORABLE });
+  }
+  for (const name of route.integers?.query ?? []) {
+    const value = query[name];
+    if (value === undefined || value === '') continue;
+    if (typeof value !== 'string') errors.push({ parameter: name, detail: 'must be given once, as one integer' });
+    else if (!isInteger32(value)) errors.push({ parameter: name, detail: INTEGER_DETAIL });
+  }
+  for (const pointer of pointersUnstorable(req.body)) errors.push({ pointer, detail: UNSTORABLE });
+  for (const [name, value] of Object.entries(route.inputs?.(req) ?? {})) {
+    if (unstorable(value)) errors.push({ parameter: name, detail: UNSTORABLE });
+  }
+  if (errors.length === 0) return undefined;
+  const summary = errors.map((error) => `${error.pointer ?? error.parameter} ${error.detail}`).join('; ');
+  return new HttpError(400, 'validation_failed', summary, { errors });
+}
+
+/** The body parsers of a plain route's POST: a flat form (and JSON with `json`), `limit` bytes, 50 fields. */
+export function plainBodies(limit: number, options: { json?: boolean } = {}): RequestHandler[] {
+  const form = express.urlencoded({ extended: false, limit, parameterLimit: 50 });
+  return options.json ? [form, express.json({ limit })] : [form];
+}
+
+/** `Allow` for these methods: HEAD right after GET, as express answers HEAD wherever GET is. */
+function allowOf(methods: readonly string[]): string {
+  return methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).join(', ');
+}
+
+/** A client error (parsers, guards, thrown HttpErrors) refused in the route's format; anything else a logged 500. */
+function refuseErrors(refuse: Refusal): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) return next(error);
+    const known = toHttpError(error);
+    if (known && (known.status < 500 || error instanceof HttpError)) return refuse(known, req, res, next);
+    req.log?.error({ error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error) }, 'request failed');
+    refuse(new HttpError(500, 'internal_error', 'the server failed to answer; the request id identifies it in the logs'), req, res, next);
+  };
+}
+
+/**
+ * The routes of `table`, each with the guard and a 405 for the methods it lacks; every refusal and error through
+ * `refuse`. `bodies` parse the body of every method but GET.
+ */
+export function plainRouter(options: { refuse: Refusal; bodies?: readonly RequestHandler[] }, table: readonly PlainRoute[]): express.Router {
+  const { refuse, bodies = [] } = options;
+  const router = express.Router();
+  const errors = refuseErrors(refuse);
+  for (const route of table) {
+    const methods = METHODS.filter((method) => route[method] !== undefined);
+    const allow = allowOf(methods);
+    const guard: RequestHandler = (req, res, next) => {
+      const problem = plainInputProblem(req, route);
+      return problem ? refuse(problem, req, res, next) : next();
+    };
+    const handle = router.route(route.path);
+    if (route.precondition) handle.all(route.precondition);
+    for (const method of methods) {
+      const chain = [...(method === 'GET' ? [] : bodies), guard, ...[route[method]!].flat()];
+      handle[method.toLowerCase() as Lowercase<Method>](...chain);
+    }
+    const refuseMethod: RequestHandler = (req, res, next) => {
+      // what express itself answers to OPTIONS wherever a path exists (an `all` route would hide it otherwise)
+      if (req.method === 'OPTIONS') {
+        const sorted = allow.split(', ').sort().join(', ');
+        for (const [name, value] of Object.entries({ Allow: sorted, 'Content-Length': String(Buffer.byteLength(sorted)), 'Content-Type': 'text/plain', 'X-Content-Type-Options': 'nosniff' })) res.setHeader(name, value);
+        return void res.status(200).end(sorted);
+      }
+      // a path segment that names nothing is a 404 whatever the method
+      const problem = plainInputProblem(req, { integers: route.integers });
+      if (problem?.status === 404) return refuse(problem, req, res, next);
+      refuse(new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here; use ${allow}`, { headers: { Allow: allow } }), req, res, next);
+    };
+    handle.all(refuseMethod, errors);
+  }
+  // what fails before a route runs (a path parameter that is not valid percent-encoding)
+  router.use(errors);
+  return router;
 }

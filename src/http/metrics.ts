@@ -9,15 +9,17 @@
 //   the default process metrics (CPU, memory, heap, GC, handles), including the event loop lag
 //       (nodejs_eventloop_lag_seconds and its percentiles)
 import { timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import client from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Orm } from '../db/database.ts';
 import { unauthorized } from './errors.ts';
+import { asProblem, plainRouter } from './input-guard.ts';
 
 type PoolStats = { totalCount: number; idleCount: number; waitingCount: number };
 
-export type Metrics = { measure: RequestHandler; serve: RequestHandler };
+/** `measure` goes before routing; `routes` serves GET /metrics (with the guard and 405 of every plain route). */
+export type Metrics = { measure: RequestHandler; routes: Router };
 
 /** The operationId of an answered request (set by the OpenAPI validator, or by the hot reads), for labels. */
 function operationOf(req: Request, res: Response): string {
@@ -78,10 +80,13 @@ export function createMetrics(token: string, orm: Orm, changes: ChangeFeed): Met
       });
       next();
     },
-    async serve(req, res) {
-      if (!bearerMatches(req.get('authorization'), token)) throw unauthorized('/metrics needs the bearer token set in METRICS_TOKEN', req.get('authorization') !== undefined);
-      res.setHeader('Cache-Control', 'no-store');
-      res.type(registry.contentType).send(await registry.metrics());
-    },
+    routes: plainRouter({ refuse: asProblem }, [{
+      path: '/metrics',
+      async GET(req, res) {
+        if (!bearerMatches(req.get('authorization'), token)) throw unauthorized('/metrics needs the bearer token set in METRICS_TOKEN', req.get('authorization') !== undefined);
+        res.setHeader('Cache-Control', 'no-store');
+        res.type(registry.contentType).send(await registry.metrics());
+      },
+    }]),
   };
 }

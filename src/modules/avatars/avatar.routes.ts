@@ -2,6 +2,7 @@
 // nothing about the object (a private note's avatar reveals no title) and needs no database read.
 import { createHash } from 'node:crypto';
 import express from 'express';
+import { asProblem, plainRouter } from '../../http/input-guard.ts';
 
 const kinds = new Set(['users', 'teams', 'notes']);
 
@@ -21,13 +22,21 @@ export function avatarSvg(kind: string, id: number): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="88" height="88" viewBox="0 0 88 88"><rect width="88" height="88" fill="#f0f0f0"/><g fill="${colour}">${cells.join('')}</g></svg>`;
 }
 
+/** `/avatars/{users|teams|notes}/{id}.svg`, id an integer of the API's range; any other path there is no avatar (404). */
+const isAvatar: express.RequestHandler = (req, _res, next) => {
+  const match = /^([0-9]{1,10})\.svg$/.exec(req.params.file as string);
+  next(kinds.has(req.params.kind as string) && match && Number(match[1]) <= 2_147_483_647 ? undefined : 'route');
+};
+
 export function avatarRoutes(): express.Router {
-  const router = express.Router();
-  router.get('/avatars/:kind/:file', (req, res, next) => {
-    const match = /^(\d{1,12})\.svg$/.exec(req.params.file);
-    if (!kinds.has(req.params.kind) || !match) return next();
-    res.setHeader('Cache-Control', 'public, max-age=86400');
-    res.type('image/svg+xml').send(avatarSvg(req.params.kind, Number(match[1])));
-  });
-  return router;
+  // the guard and 405 with Allow are input-guard.ts's; refusals are problem details
+  return plainRouter({ refuse: asProblem }, [{
+    path: '/avatars/:kind/:file',
+    precondition: isAvatar,
+    GET: (req, res) => {
+      const id = Number(/^[0-9]+/.exec(req.params.file as string)![0]);
+      res.setHeader('Cache-Control', 'public, max-age=86400');
+      res.type('image/svg+xml').send(avatarSvg(req.params.kind as string, id));
+    },
+  }]);
 }

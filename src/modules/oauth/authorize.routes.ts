@@ -6,6 +6,7 @@ import express from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { OAuthSettings } from '../../config.ts';
+import { plainBodies, plainRouter, type Refusal } from '../../http/input-guard.ts';
 import { checkCredentials } from '../auth/passwords.ts';
 import { escapeHtml } from '../web/html.ts';
 import type { Sessions, SignedIn } from '../sessions/sessions.ts';
@@ -13,7 +14,7 @@ import type { User } from '../users/user.entity.ts';
 import { findClient } from './clients.ts';
 import { grantCovers, oauthModel } from './model.ts';
 import type { OAuthClient } from './oauth.entity.ts';
-import { consentPage, errorPage, sendPage, signInPage, stylesheet } from './pages.ts';
+import { consentPage, errorPage, refusalPage, sendPage, signInPage, stylesheet } from './pages.ts';
 import { parseScopeParameter, tokenScopeOf } from './scopes.ts';
 import { sendRateLimitHeaders, type SignInLimits } from './sign-in-limits.ts';
 
@@ -75,10 +76,8 @@ const authorizePath = (parameters: Parameters) => `/oauth/authorize?${new URLSea
 const safeReturnTo = (value: unknown) =>
   typeof value === 'string' && value.length < 8000 && (value.startsWith('/oauth/authorize?') || /^\/(?![/\\]|api\/|oauth\/)[^\s\\]*$/.test(value)) ? value : undefined;
 
-export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Sessions; limits: SignInLimits }): express.Router {
-  const { settings, sessions, limits } = options;
-  const router = express.Router();
-  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 });
+export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Sessions; limits: SignInLimits; bodyLimit: number }): express.Router {
+  const { settings, sessions, limits, bodyLimit } = options;
 
   /** Issues the code (or, when `allowed` is false, the access_denied answer) through the library, and redirects. */
   async function finish(req: express.Request, res: express.Response, known: Known, user: User, allowed: boolean) {
@@ -114,7 +113,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
     const session = await sessions.read(req);
     if (!session) return showSignIn(req, res, 200, authorizePath(known.parameters));
     if (decision !== 'ask') {
-      if (!sessions.checkCsrf(req, (req.body as Record<string, unknown>).csrf_token, session)) {
+      if (!sessions.checkCsrf(req, ((req.body ?? {}) as Record<string, unknown>).csrf_token, session)) {
         return sendPage(res, 403, 'Cannot authorize', errorPage('the form has expired or did not come from this site'));
       }
       return finish(req, res, known, session.user, decision === 'allow');
@@ -129,27 +128,15 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
     sendPage(res, 200, `Authorize ${known.client.name}`, page, known.redirectUri);
   }
 
-  router.get('/oauth/style.css', (_req, res) => {
-    res.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }).type('text/css; charset=utf-8').send(stylesheet);
-  });
-
-  router.get('/oauth/authorize', async (req, res) => authorize(req, res, req.query as Record<string, unknown>, 'ask'));
-
-  router.post('/oauth/authorize', form, async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const decision = body.decision === 'allow' ? 'allow' : 'deny';
-    await authorize(req, res, body, decision);
-  });
-
-  router.get('/oauth/sign-in', async (req, res) => {
+  async function signInForm(req: express.Request, res: express.Response) {
     const session = await sessions.read(req);
     const returnTo = safeReturnTo(req.query.return_to);
     if (session && returnTo) return res.redirect(303, returnTo);
     if (session) return sendPage(res, 200, 'Signed in', `<h1>Signed in</h1><p>You are signed in as ${escapeHtml(session.user.username)}.</p>`);
     await showSignIn(req, res, 200, returnTo ?? '');
-  });
+  }
 
-  router.post('/oauth/sign-in', form, async (req, res) => {
+  async function signIn(req: express.Request, res: express.Response) {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to) ?? '';
     const login = typeof body.login === 'string' ? body.login.trim() : '';
@@ -166,16 +153,38 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
     await sessions.start(req, res, user);
     if (returnTo) return res.redirect(303, returnTo);
     sendPage(res, 200, 'Signed in', `<h1>Signed in</h1><p>You are signed in.</p>`);
-  });
+  }
 
-  router.post('/oauth/sign-out', form, async (req, res) => {
+  async function signOut(req: express.Request, res: express.Response) {
     const session = await sessions.read(req);
-    if (session && !sessions.checkCsrf(req, (req.body as Record<string, unknown>).csrf_token, session)) {
+    if (session && !sessions.checkCsrf(req, ((req.body ?? {}) as Record<string, unknown>).csrf_token, session)) {
       return sendPage(res, 403, 'Sign out', errorPage('the form has expired or did not come from this site'));
     }
     await sessions.end(req, res);
     sendPage(res, 200, 'Signed out', '<h1>Signed out</h1>');
-  });
+  }
 
-  return router;
+  const stylesheetFile: express.RequestHandler = (_req, res) => {
+    res.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }).type('text/css; charset=utf-8').send(stylesheet);
+  };
+
+  // the guard, the body limit and 405 (input-guard.ts); what they refuse is a page, like everything these routes answer
+  return plainRouter({ refuse: refuseAsPage, bodies: plainBodies(bodyLimit) }, [
+    { path: '/oauth/style.css', GET: stylesheetFile },
+    {
+      path: '/oauth/authorize',
+      GET: (req, res) => authorize(req, res, req.query as Record<string, unknown>, 'ask'),
+      POST: (req, res) => {
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        return authorize(req, res, body, body.decision === 'allow' ? 'allow' : 'deny');
+      },
+    },
+    { path: '/oauth/sign-in', GET: signInForm, POST: signIn },
+    { path: '/oauth/sign-out', POST: signOut },
+  ]);
 }
+
+const refuseAsPage: Refusal = (error, _req, res) => {
+  res.set(error.headers);
+  sendPage(res, error.status, error.title, refusalPage(error.title, error.message));
+};

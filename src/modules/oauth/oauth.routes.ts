@@ -12,7 +12,8 @@ export function oauthRoutes({ config, urls }: AppServices): express.Router {
   const sessions = createSessions({ secure: config.publicUrl.startsWith('https:') });
   const limits = signInLimits(settings);
   const router = express.Router();
-  router.use(authorizeRoutes({ settings, sessions, limits }));
-  router.use(tokenRoutes({ settings, limits, urls }));
+  const bodyLimit = config.limits.requestBodyBytes;
+  router.use(authorizeRoutes({ settings, sessions, limits, bodyLimit }));
+  router.use(tokenRoutes({ settings, limits, urls, bodyLimit }));
   return router;
 }

@@ -60,6 +60,11 @@ export function errorPage(message: string): string {
   return `<h1>This sign-in link does not work</h1><p>${escapeHtml(message)}</p><p>Go back to the app and start again.</p>`;
 }
 
+/** A request these pages refuse before reading it (a method they lack, a NUL, a body past the limit). */
+export function refusalPage(title: string, message: string): string {
+  return `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p>Go back to the app or the page you came from and start again.</p>`;
+}
+
 export const stylesheet = `body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 main{max-width:24rem;margin:4rem auto;background:#fff;padding:1.5rem 2rem;border-radius:8px;box-shadow:0 1px 4px #0002}
 input{width:100%;box-sizing:border-box;padding:.5rem;font-size:1rem}button{padding:.5rem 1rem;font-size:1rem}

@@ -2,6 +2,7 @@
 // named and against the client's address, each in a fixed window kept in PostgreSQL and shared by every server
 // process (src/http/rate-limit.ts). Past either budget the answer is 429 with Retry-After; every answer
 // carries the RateLimit-* headers of the tighter of the two.
+import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OAuthSettings } from '../../config.ts';
@@ -10,13 +11,22 @@ import { SharedBudget, type Verdict } from '../../http/rate-limit.ts';
 export type { Verdict };
 export type SignInLimits = { attempt(em: EntityManager, account: string, address: string): Promise<Verdict> };
 
+/**
+ * The key of an account's budget. A name longer than any username (39 characters) names no account, yet its attempts
+ * still count; it is hashed, so a 2 MiB "login" cannot become a row key (PostgreSQL refuses index rows past ~2.7 KB).
+ */
+export function accountKey(account: string): string {
+  const name = account.toLowerCase();
+  return name.length <= 64 ? `account:${name}` : `account#${createHash('sha256').update(name, 'utf8').digest('hex')}`;
+}
+
 export function signInLimits(settings: OAuthSettings): SignInLimits {
   // every attempt is counted in the database (no lease): few requests, and each one matters
   const accounts = new SharedBudget(settings.signInAttemptsPerAccount, settings.signInWindowSeconds, { maxLease: 1 });
   const addresses = new SharedBudget(settings.signInAttemptsPerAddress, settings.signInWindowSeconds, { maxLease: 1 });
   return {
     async attempt(em, account, address) {
-      const byAccount = await accounts.spend(em, `account:${account.toLowerCase()}`);
+      const byAccount = await accounts.spend(em, accountKey(account));
       const byAddress = await addresses.spend(em, `address:${address}`);
       const exceeded = [byAccount, byAddress].filter((verdict) => verdict.exceeded);
       if (exceeded.length > 0) return exceeded.reduce((a, b) => (a.resetSeconds >= b.resetSeconds ? a : b));

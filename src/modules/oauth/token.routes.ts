@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import express from 'express';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { OAuthSettings } from '../../config.ts';
+import { asProblem, plainBodies, plainRouter, type Refusal } from '../../http/input-guard.ts';
 import type { Urls } from '../../http/urls.ts';
 import { AuthorizationCode } from './oauth.entity.ts';
 import { oauthModel, type LibraryClient } from './model.ts';
@@ -50,12 +51,10 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   return { id: unescape(decoded.slice(0, at)), secret: unescape(decoded.slice(at + 1)) };
 }
 
-export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLimits; urls: Urls }): express.Router {
-  const { settings, limits, urls } = options;
-  const router = express.Router();
-  const bodies = [express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 }), express.json({ limit: '64kb' })];
+export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLimits; urls: Urls; bodyLimit: number }): express.Router {
+  const { settings, limits, urls, bodyLimit } = options;
 
-  router.post('/oauth/token', ...bodies, async (req, res) => {
+  async function token(req: express.Request, res: express.Response) {
     const body = singleValues(req.body);
     if (typeof body === 'string') return oauthError(res, 400, 'invalid_request', body);
     if (body.grant_type === 'password') {
@@ -96,9 +95,9 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
       const extra = (response.headers ?? {}) as Record<string, string>;
       oauthError(res, status, error.name, error.message, extra['www-authenticate'] ? { 'WWW-Authenticate': extra['www-authenticate'] } : {});
     }
-  });
+  }
 
-  router.post('/oauth/revoke', ...bodies, async (req, res) => {
+  async function revoke(req: express.Request, res: express.Response) {
     const body = singleValues(req.body);
     if (typeof body === 'string') return oauthError(res, 400, 'invalid_request', body);
     const basic = basicCredentials(req.get('authorization'));
@@ -110,9 +109,9 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
     if (!body.token) return oauthError(res, 400, 'invalid_request', 'Missing parameter: `token`');
     await revokePresentedToken(req.em, client.row.id, sha256(body.token));
     res.status(200).set('Cache-Control', 'no-store').end();
-  });
+  }
 
-  router.get('/.well-known/oauth-authorization-server', (_req, res) => {
+  function metadata(_req: express.Request, res: express.Response) {
     res.set('Cache-Control', 'public, max-age=3600').json({
       issuer: urls.base,
       authorization_endpoint: `${urls.base}/oauth/authorize`,
@@ -127,20 +126,28 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
       code_challenge_methods_supported: ['S256'],
       service_documentation: `${urls.base}/docs`,
     });
-  });
+  }
 
-  // the endpoints take POST only (RFC 6749 section 3.2): anything else is an RFC 6749 error too, with Allow
-  router.all(['/oauth/token', '/oauth/revoke'], (_req, res) => {
-    res.set('Allow', 'POST');
-    oauthError(res, 405, 'invalid_request', 'use POST');
-  });
-
-  // a body that does not parse (bad JSON, too large, a wrong charset) is an RFC 6749 error here too
-  const bodyError: express.ErrorRequestHandler = (error: { status?: number; expose?: boolean; message?: string }, _req, res, next) => {
-    if (typeof error?.status !== 'number' || error.status >= 500) return next(error);
-    oauthError(res, error.status === 413 ? 413 : 400, 'invalid_request', error.expose && error.message ? error.message : 'the request body cannot be read');
+  // The guard, the body limit (LIMIT_REQUEST_BODY_BYTES, as the API's) and 405 (input-guard.ts). The endpoints take
+  // POST only (RFC 6749 section 3.2); the credentials of HTTP Basic are input too, as they are decoded here.
+  const inputs = (req: express.Request) => {
+    const basic = basicCredentials(req.get('authorization'));
+    return basic && { 'Authorization (client id)': basic.id, 'Authorization (client secret)': basic.secret };
   };
-  router.use(['/oauth/token', '/oauth/revoke'], bodyError);
-
+  const router = express.Router();
+  router.use(plainRouter({ refuse: refuseAsOAuthError, bodies: plainBodies(bodyLimit, { json: true }) }, [
+    { path: '/oauth/token', POST: token, inputs },
+    { path: '/oauth/revoke', POST: revoke, inputs },
+  ]));
+  router.use(plainRouter({ refuse: asProblem }, [{ path: '/.well-known/oauth-authorization-server', GET: metadata }]));
   return router;
 }
+
+/**
+ * What the guard, the body parsers or the method check refuse is an RFC 6749 error too: `invalid_request`, 400
+ * (405 with Allow for a method, 413 for a body past the limit); an unexpected failure is `server_error`, 500.
+ */
+const refuseAsOAuthError: Refusal = (error, _req, res) => {
+  const status = error.status === 405 || error.status === 413 ? error.status : error.status >= 500 ? 500 : 400;
+  oauthError(res, status, status === 500 ? 'server_error' : 'invalid_request', error.message, error.headers);
+};

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import type { Orm } from '../../db/database.ts';
 import { HttpError } from '../../http/errors.ts';
+import { asProblem, plainRouter } from '../../http/input-guard.ts';
 import { openApiDocumentPath } from '../../http/openapi.ts';
 
 export const docsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'index.html');
@@ -12,28 +13,31 @@ export const docsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 
 export type Readiness = { shuttingDown: boolean };
 export const readiness: Readiness = { shuttingDown: false };
 
-// The API reference (2.7 MB) and the document (300 KB) go out compressed, as every answer does (app.ts).
+// The API reference (2.7 MB) and the document (300 KB) go out compressed, as every answer does (app.ts). The guard
+// and 405 with Allow are input-guard.ts's; refusals are problem details.
 export function systemRoutes({ orm }: { orm: Orm }): express.Router {
-  const router = express.Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  router.get('/readyz', async (req, res) => {
-    if (readiness.shuttingDown) throw new HttpError(503, 'shutting_down', 'the server is shutting down');
-    try {
-      await orm.em.fork().execute('select 1');
-    } catch (error) {
-      req.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'database not ready');
-      throw new HttpError(503, 'database_unavailable', 'the database does not answer');
-    }
-    res.json({ status: 'ready' });
-  });
-  router.get(['/openapi.json'], (_req, res) => {
-    res.type('application/json; charset=utf-8').sendFile(openApiDocumentPath);
-  });
-  router.get(['/docs', '/docs/', '/docs/index.html'], (_req, res) => {
-    if (!existsSync(docsPath)) throw new HttpError(503, 'docs_not_built', 'the API reference is not built: run `make docs`');
-    res.type('text/html; charset=utf-8').sendFile(docsPath);
-  });
-  return router;
+  return plainRouter({ refuse: asProblem }, [
+    { path: '/healthz', GET: (_req, res) => void res.json({ status: 'ok' }) },
+    {
+      path: '/readyz',
+      GET: async (req, res) => {
+        if (readiness.shuttingDown) throw new HttpError(503, 'shutting_down', 'the server is shutting down');
+        try {
+          await orm.em.fork().execute('select 1');
+        } catch (error) {
+          req.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'database not ready');
+          throw new HttpError(503, 'database_unavailable', 'the database does not answer');
+        }
+        res.json({ status: 'ready' });
+      },
+    },
+    { path: '/openapi.json', GET: (_req, res) => res.type('application/json; charset=utf-8').sendFile(openApiDocumentPath) },
+    {
+      path: ['/docs', '/docs/', '/docs/index.html'],
+      GET: (_req, res) => {
+        if (!existsSync(docsPath)) throw new HttpError(503, 'docs_not_built', 'the API reference is not built: run `make docs`');
+        res.type('text/html; charset=utf-8').sendFile(docsPath);
+      },
+    },
+  ]);
 }
