@@ -63,6 +63,11 @@ export type Limits = {
   pageContentBytes: number;
   attachmentBytes: number;
   pageTreeDepth: number;
+  /**
+   * Stored text (page content, version content and diff) one answer of a list carries at most: a list whose items
+   * hold such text ends its page of results early instead (pagination.ts, `budgetedPage`).
+   */
+  listTextBytes: number;
 };
 
 export class ConfigError extends Error {}
@@ -172,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pageContentBytes: integer(env, 'LIMIT_PAGE_CONTENT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
+      listTextBytes: integer(env, 'LIMIT_LIST_TEXT_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     },
     metricsToken: metricsToken(env.METRICS_TOKEN),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),

@@ -290,19 +290,24 @@ export type Page = {
      */
     path: string;
     /**
-     * The direct children of this page, in position order, each without `children` and `parent`.
+     * The direct children of this page, in position order, each without its `content`, `note`, `children` and
+     * `parent` (fetch a child for its text).
+     *
      */
-    children: Array<PageSummary>;
+    children: Array<PageRelative>;
     /**
-     * The parent page, without `children` and `parent`. Absent on root pages.
+     * The parent page, without its `content`, `note`, `children` and `parent`. Absent on root pages.
      */
-    parent?: PageSummary;
+    parent?: PageRelative;
     model: 'page';
 };
 
 /**
- * A page embedded in another page (as its `parent` or one of its `children`): the fields of a page without
- * `children` and without `parent`.
+ * A page embedded in another object: the `page` of a comment, a notification, a log entry and a page history entry.
+ * It carries the fields of a page that name and place it, with its note, but not its `content` (fetch the page for
+ * that; its `id` and `html_url` say where), and no `children` or `parent`. So an answer's size does not grow with
+ * the text of the pages it merely refers to: a list of 100 comments on a page of 1 MiB does not carry that page 100
+ * times.
  *
  */
 export type PageSummary = {
@@ -320,9 +325,32 @@ export type PageSummary = {
      */
     html_url: string;
     /**
-     * The page's content (HTML).
+     * Titles from the root page down to this page, joined by ` / `.
      */
-    content: string;
+    path: string;
+    model: 'page';
+};
+
+/**
+ * A page's `parent` or one of its `children`, as the page embeds it: the fields that name and place the page, but
+ * not its `content` and not its `note` (the same note as the page that embeds it), and no `children` or `parent`.
+ * So a page answers with its own text only, however many children it has and however large they are: fetch a
+ * relative by its `id` (or follow its `html_url`) for its text.
+ *
+ */
+export type PageRelative = {
+    id: number;
+    title: string;
+    created_at: string;
+    updated_at: string;
+    /**
+     * Whether this page is the note's cover page.
+     */
+    is_cover: boolean;
+    /**
+     * The page's web page (absolute URL).
+     */
+    html_url: string;
     /**
      * Titles from the root page down to this page, joined by ` / `.
      */
@@ -364,9 +392,9 @@ export type PageVersion = {
      */
     html_url: string;
     /**
-     * The page as it is now.
+     * The page as it is now, as a page summary (no `content`, `children` or `parent`; the version carries its own `content`).
      */
-    page: Page;
+    page: PageSummary;
     /**
      * The page's title in this version.
      */
@@ -447,9 +475,11 @@ export type Comment = {
      */
     note?: Note;
     /**
-     * The commented page, when `type` is `page`.
+     * The commented page, when `type` is `page`, as a page summary: no `content`, `children` or `parent` (every
+     * comment of a list would repeat them; fetch the page for its text).
+     *
      */
-    page?: Page;
+    page?: PageSummary;
     /**
      * The commented issue, when `type` is `issue`.
      */
@@ -796,9 +826,9 @@ export type Notification = {
      */
     type: 'note' | 'page' | 'issue' | 'request' | 'comment';
     /**
-     * The page concerned, when `type` is `page`.
+     * The page concerned, as a page summary (no `content`, `children` or `parent`), when `type` is `page`.
      */
-    page?: Page;
+    page?: PageSummary;
     /**
      * The issue concerned, when `type` is `issue`.
      */
@@ -857,7 +887,7 @@ export type Log = {
      * The changed note, or the note the changed object belongs to.
      */
     note?: Note;
-    page?: Page;
+    page?: PageSummary;
     issue?: Issue;
     comment?: Comment;
     request?: Request;
@@ -1277,9 +1307,9 @@ export type IssueInput = {
          */
         description?: string | null;
         /**
-         * Username of the assignee (matched case-insensitively), who must be able to read the note: an unknown
-         * username answers 422 `unknown_user`, a user who may not read the note 422 `cannot_read_note`. Null, an
-         * empty form value or a bare `issue[to_user]` leaves the issue unassigned.
+         * Username of the assignee (matched case-insensitively, as the `username` path parameter), who must be able to
+         * read the note: an unknown username answers 422 `unknown_user`, a user who may not read the note 422
+         * `cannot_read_note`. Null, an empty form value or a bare `issue[to_user]` leaves the issue unassigned.
          *
          */
         to_user?: string | null;
@@ -1365,10 +1395,10 @@ export type IssueUpdateInput = {
          */
         description?: string | null;
         /**
-         * Username of the assignee (matched case-insensitively), who must be able to read the note: an unknown
-         * username answers 422 `unknown_user`, a user who may not read the note 422 `cannot_read_note`. Null, an
-         * empty form value or a bare `issue[to_user]` unassigns (old clients send it on every update); absent keeps
-         * the current assignee.
+         * Username of the assignee (matched case-insensitively, as the `username` path parameter), who must be able to
+         * read the note: an unknown username answers 422 `unknown_user`, a user who may not read the note 422
+         * `cannot_read_note`. Null, an empty form value or a bare `issue[to_user]` unassigns (old clients send it on
+         * every update); absent keeps the current assignee.
          *
          */
         to_user?: string | null;
@@ -1444,9 +1474,10 @@ export type IssueUpdateInput = {
 export type IssueTagsInput = {
     /**
      * Tag names to add, each trimmed of surrounding white space; empty entries are ignored. Names match
-     * case-insensitively: a name given twice, or one the issue already has, counts once (the first spelling seen in
-     * the note is kept). Tags belong to the note: the same name on two issues of a note is one tag. An issue has at
-     * most 100 tags: an addition past that answers 422 `too_many_tags` and adds none.
+     * case-insensitively, by the rule of "Case-insensitive names" in the introduction (`Straße` = `STRASSE`, `Ｔａｇ`
+     * = `tag`, `İ` is not `i`): a name given twice, or one the issue already has, counts once (the first spelling
+     * seen in the note is kept). Tags belong to the note: the same name on two issues of a note is one tag. An issue
+     * has at most 100 tags: an addition past that answers 422 `too_many_tags` and adds none.
      *
      */
     tags?: Array<string>;
@@ -1680,7 +1711,8 @@ export type WebhookDelivery = {
 };
 
 /**
- * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+ * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+ * (`A-Z` = `a-z`; any other letter names no team: 404).
  * Every user has a default team named after the username.
  *
  */
@@ -1716,7 +1748,9 @@ export type Index = number;
 export type Id = number;
 
 /**
- * A user's username.
+ * A user's username, matched case-insensitively by the rule of "Case-insensitive names" in the introduction:
+ * `ALICE` and `ａｌｉｃｅ` find `alice`; `alİce` does not (`İ` is not `I`).
+ *
  */
 export type Username = string;
 
@@ -1901,7 +1935,8 @@ export type DeleteNoteData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -1979,7 +2014,8 @@ export type GetNoteData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2044,7 +2080,8 @@ export type UpdateNoteViaPatchData = {
     body: NoteInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2143,7 +2180,8 @@ export type UpdateNoteData = {
     body: NoteInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2242,7 +2280,8 @@ export type ListContributorsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2316,7 +2355,8 @@ export type CreateForkData = {
     body?: ForkInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2407,7 +2447,8 @@ export type PullForkData = {
     body?: MergeInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2501,7 +2542,8 @@ export type ListNoteCommentsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2575,7 +2617,8 @@ export type CreateNoteCommentData = {
     body: CommentInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2666,7 +2709,8 @@ export type DeleteNoteCommentData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2750,7 +2794,8 @@ export type ListPagesData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2830,7 +2875,8 @@ export type CreatePageData = {
     body: PageInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -2921,7 +2967,8 @@ export type DeletePageData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3005,7 +3052,8 @@ export type GetPageData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3086,7 +3134,8 @@ export type UpdatePageViaPatchData = {
     };
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3207,7 +3256,8 @@ export type UpdatePageData = {
     };
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3318,7 +3368,8 @@ export type ListPageCommentsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3398,7 +3449,8 @@ export type CreatePageCommentData = {
     body: CommentInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3495,7 +3547,8 @@ export type DeletePageCommentData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3585,7 +3638,8 @@ export type ListPageVersionsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3665,7 +3719,8 @@ export type DiffPageVersionsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3745,7 +3800,8 @@ export type GetPageVersionData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3823,7 +3879,8 @@ export type RestorePageVersionData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3914,7 +3971,8 @@ export type ListIssuesData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -3992,7 +4050,8 @@ export type CreateIssueData = {
     body: IssueInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4083,7 +4142,8 @@ export type DeleteIssueData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4168,7 +4228,8 @@ export type GetIssueData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4240,7 +4301,8 @@ export type UpdateIssueData = {
     body: IssueUpdateInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4338,7 +4400,8 @@ export type UpdateIssueViaPutData = {
     body: IssueUpdateInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4436,7 +4499,8 @@ export type ListIssueCommentsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4517,7 +4581,8 @@ export type CreateIssueCommentData = {
     body: CommentInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4615,7 +4680,8 @@ export type DeleteIssueCommentData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4706,7 +4772,8 @@ export type AddIssueTagsData = {
     body?: IssueTagsInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4804,7 +4871,8 @@ export type ListRequestsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4882,7 +4950,8 @@ export type CreateRequestData = {
     body: RequestInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -4973,7 +5042,8 @@ export type GetRequestData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5045,7 +5115,8 @@ export type OpenRequestData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5138,7 +5209,8 @@ export type CloseRequestData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5231,7 +5303,8 @@ export type MergeRequestData = {
     body?: MergeInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5332,7 +5405,8 @@ export type ListAttachmentsData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5406,7 +5480,8 @@ export type CreateAttachmentData = {
     body: AttachmentUpload;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5489,7 +5564,8 @@ export type DeleteAttachmentData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5852,7 +5928,8 @@ export type DeleteTeamData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5932,7 +6009,8 @@ export type GetTeamData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -5991,7 +6069,8 @@ export type UpdateTeamViaPatchData = {
     body: TeamInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6084,7 +6163,8 @@ export type UpdateTeamData = {
     body: TeamInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6177,7 +6257,8 @@ export type ListTeamNotesData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6245,7 +6326,8 @@ export type AddTeamUserData = {
     body: TeamUserInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6338,7 +6420,8 @@ export type RemoveTeamUserData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6432,7 +6515,8 @@ export type ListWebhooksData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6507,7 +6591,8 @@ export type CreateWebhookData = {
     body: WebhookInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6600,7 +6685,8 @@ export type DeleteWebhookData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6672,7 +6758,8 @@ export type GetWebhookData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6744,7 +6831,8 @@ export type UpdateWebhookData = {
     body: WebhookInput;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -6835,7 +6923,8 @@ export type ListWebhookDeliveriesData = {
     body?: never;
     path: {
         /**
-         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively.
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
          * Every user has a default team named after the username.
          *
          */
@@ -7017,7 +7106,9 @@ export type GetUserData = {
     body?: never;
     path: {
         /**
-         * A user's username.
+         * A user's username, matched case-insensitively by the rule of "Case-insensitive names" in the introduction:
+         * `ALICE` and `ａｌｉｃｅ` find `alice`; `alİce` does not (`İ` is not `I`).
+         *
          */
         username: string;
     };
@@ -7074,7 +7165,9 @@ export type ListUserNotesData = {
     body?: never;
     path: {
         /**
-         * A user's username.
+         * A user's username, matched case-insensitively by the rule of "Case-insensitive names" in the introduction:
+         * `ALICE` and `ａｌｉｃｅ` find `alice`; `alİce` does not (`İ` is not `I`).
+         *
          */
         username: string;
     };
@@ -8204,9 +8297,15 @@ export type OauthAuthorizeData = {
 
 export type OauthAuthorizeErrors = {
     /**
-     * The app or its redirect URI is not known (an HTML page).
+     * The app or its redirect URI is not known, a parameter is given more than once or is longer than 2000
+     * characters, or a parameter holds NUL or a lone surrogate (an HTML page).
+     *
      */
     400: string;
+    /**
+     * A method this path does not take (`PUT`, `PATCH`, `DELETE`, ...); an HTML page.
+     */
+    405: string;
 };
 
 export type OauthAuthorizeError = OauthAuthorizeErrors[keyof OauthAuthorizeErrors];
@@ -8221,6 +8320,12 @@ export type OauthAuthorizeResponses = {
 export type OauthAuthorizeResponse = OauthAuthorizeResponses[keyof OauthAuthorizeResponses];
 
 export type OauthTokenData = {
+    /**
+     * A flat `application/x-www-form-urlencoded` form (or a JSON object of strings), of at most 50 fields and the
+     * server's request body limit (`LIMIT_REQUEST_BODY_BYTES`, 2 MiB by default). No field, and neither part of
+     * HTTP Basic credentials, may hold U+0000 (NUL) or a lone surrogate.
+     *
+     */
     body: {
         grant_type: 'authorization_code' | 'refresh_token' | 'password';
         code?: string;
@@ -8244,13 +8349,26 @@ export type OauthTokenData = {
 
 export type OauthTokenErrors = {
     /**
-     * An RFC 6749 error (`invalid_request`, `invalid_client`, `invalid_grant`, ...).
+     * An RFC 6749 error (`invalid_request`, `invalid_client`, `invalid_grant`, ...). `invalid_request` also for a
+     * body that cannot be read, a field given more than once or not as text, and NUL or a lone surrogate in a
+     * field or in the HTTP Basic credentials; nothing is looked up or stored then.
+     *
      */
     400: OAuthError;
     /**
      * `invalid_client` for credentials sent with HTTP Basic (with `WWW-Authenticate: Basic`).
      */
     401: OAuthError;
+    /**
+     * A method other than `POST`: `invalid_request`, with `Allow: POST`.
+     */
+    405: OAuthError;
+    /**
+     * `invalid_request`: the body is larger than the server's request body limit (`LIMIT_REQUEST_BODY_BYTES`,
+     * 2 MiB by default) or has more than 50 fields.
+     *
+     */
+    413: OAuthError;
     /**
      * Too many password attempts for the account or from the address (`temporarily_unavailable`).
      */
@@ -8281,6 +8399,12 @@ export type OauthTokenResponses = {
 export type OauthTokenResponse = OauthTokenResponses[keyof OauthTokenResponses];
 
 export type OauthRevokeData = {
+    /**
+     * A flat `application/x-www-form-urlencoded` form (or a JSON object of strings), of at most 50 fields and the
+     * server's request body limit (`LIMIT_REQUEST_BODY_BYTES`, 2 MiB by default). No field, and neither part of
+     * HTTP Basic credentials, may hold U+0000 (NUL) or a lone surrogate.
+     *
+     */
     body: {
         token: string;
         token_type_hint?: 'access_token' | 'refresh_token';
@@ -8294,13 +8418,25 @@ export type OauthRevokeData = {
 
 export type OauthRevokeErrors = {
     /**
-     * `invalid_request` (no `token`).
+     * `invalid_request`: no `token`, a body that cannot be read, a field given more than once or not as text, or
+     * NUL or a lone surrogate in a field or in the HTTP Basic credentials (nothing is looked up or revoked then).
+     *
      */
     400: OAuthError;
     /**
      * `invalid_client`: the app is unknown or its credentials are wrong.
      */
     401: OAuthError;
+    /**
+     * A method other than `POST`: `invalid_request`, with `Allow: POST`.
+     */
+    405: OAuthError;
+    /**
+     * `invalid_request`: the body is larger than the server's request body limit (`LIMIT_REQUEST_BODY_BYTES`,
+     * 2 MiB by default) or has more than 50 fields.
+     *
+     */
+    413: OAuthError;
 };
 
 export type OauthRevokeError = OauthRevokeErrors[keyof OauthRevokeErrors];
@@ -8318,6 +8454,19 @@ export type OauthMetadataData = {
     query?: never;
     url: '/.well-known/oauth-authorization-server';
 };
+
+export type OauthMetadataErrors = {
+    /**
+     * A query parameter holds U+0000 (NUL) (`validation_failed`).
+     */
+    400: Problem;
+    /**
+     * A method other than `GET` or `HEAD` (`method_not_allowed`, with `Allow: GET, HEAD`).
+     */
+    405: Problem;
+};
+
+export type OauthMetadataError = OauthMetadataErrors[keyof OauthMetadataErrors];
 
 export type OauthMetadataResponses = {
     /**

@@ -14,8 +14,37 @@ export function pagination(query: { page?: number | undefined; per_page?: number
   return { page, perPage, offset: (page - 1) * perPage };
 }
 
-export function sendPaginationHeaders(context: HandlerContext, { page, perPage }: Pagination, total: number): void {
-  const last = Math.max(1, Math.ceil(total / perPage));
+/**
+ * A page of results of a list whose items carry text of their own (a page history: each version's content and
+ * diff, up to megabytes each): at most `perPage` items, and no more items than fit in `budget` bytes of that text
+ * (an item larger than the budget alone is a page of its own). The pages are cut from the start of the whole list by
+ * the items' stored sizes, so every page of results is the same whichever is asked for, the `Link` headers lead
+ * through all of them, and none is skipped; `last` is how many there are.
+ */
+export type BudgetedPage = Pagination & { limit: number; last: number };
+
+export function budgetedPage(query: { page?: number | undefined; per_page?: number | undefined }, sizes: readonly number[], budget: number): BudgetedPage {
+  const { page, perPage } = pagination(query);
+  const starts = [0];
+  let count = 0;
+  let bytes = 0;
+  for (let index = 0; index < sizes.length; index += 1) {
+    const size = sizes[index]!;
+    if (count > 0 && (count === perPage || bytes + size > budget)) {
+      starts.push(index);
+      count = 0;
+      bytes = 0;
+    }
+    count += 1;
+    bytes += size;
+  }
+  const offset = page <= starts.length ? starts[page - 1]! : sizes.length;
+  const end = page < starts.length ? starts[page]! : sizes.length;
+  return { page, perPage, offset, limit: Math.max(0, end - offset), last: starts.length };
+}
+
+export function sendPaginationHeaders(context: HandlerContext, { page, perPage, last: pages }: Pagination & { last?: number }, total: number): void {
+  const last = pages ?? Math.max(1, Math.ceil(total / perPage));
   const url = new URL(context.urls.base + context.request.path);
   // Only the query parameters the operation defines, as the client wrote them: never unknown ones (a long junk
   // query would make the header larger than clients accept) and never `access_token` (auth.ts takes it anyway).

@@ -2,7 +2,7 @@ import type { Comment as CommentBody } from '../../../generated/client/types.gen
 import type { Urls } from '../../http/urls.ts';
 import { can, type Role } from '../access/policy.ts';
 import type { Issue as IssueBody, Note as NoteBody } from '../../../generated/client/types.gen.ts';
-import { presentPage, type PageView } from '../pages/page.presenter.ts';
+import { presentPageReference, type PageView } from '../pages/page.presenter.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import type { User } from '../users/user.entity.ts';
 import type { Comment } from './comment.entity.ts';
@@ -16,7 +16,7 @@ export type CommentTarget = { type: 'page'; page: PageView } | { type: 'note'; n
 function presentTarget(target: CommentTarget, urls: Urls): Pick<CommentBody, 'type' | 'note' | 'page' | 'issue'> {
   switch (target.type) {
     case 'page':
-      return { type: 'page', page: presentPage(target.page, urls) };
+      return { type: 'page', page: presentPageReference(target.page, urls) };
     case 'note':
       return { type: 'note', note: target.note };
     case 'issue':

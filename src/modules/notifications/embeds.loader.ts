@@ -2,7 +2,7 @@
 // whole list at once: one batch per kind of object, so a list costs a fixed number of statements whatever its
 // length and its mix of types. A kind added later adds its set to `EmbedIds`, its batch to
 // `loadEmbeds` and its map to `Embeds`; the presenters pick from the maps.
-import type { Attachment as AttachmentBody, Comment as CommentBody, Issue as IssueBody, Note as NoteBody, Page as PageBody, Request as RequestBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
+import type { Attachment as AttachmentBody, Comment as CommentBody, Issue as IssueBody, Note as NoteBody, PageSummary as PageBody, Request as RequestBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
 import type { Reader } from '../../http/handler.ts';
 import { Attachment } from '../attachments/attachment.entity.ts';
@@ -18,7 +18,7 @@ import { loadRequestViews, requestRelations } from '../requests/requests.loader.
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
 import { loadNoteViews, notesByIds } from '../notes/notes.loader.ts';
 import { Page } from '../pages/page.entity.ts';
-import { presentPage } from '../pages/page.presenter.ts';
+import { presentPageReference } from '../pages/page.presenter.ts';
 import { pageViewsWith } from '../pages/pages.loader.ts';
 import { presentTeam } from '../teams/team.presenter.ts';
 import { Team } from '../teams/team.entity.ts';
@@ -71,7 +71,7 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     const note = noteBodies.get(page.note.id);
     return note ? { note, coverPageId: noteViews.get(page.note.id)!.note.coverPageId ?? null } : undefined;
   });
-  const pageBodies = new Map([...pageViews].map(([id, view]) => [id, presentPage(view, urls)]));
+  const pageBodies = new Map([...pageViews].map(([id, view]) => [id, presentPageReference(view, urls)]));
 
   const tags = await tagsOfIssues(em, issues.map((issue) => issue.id));
   const issueBodies = new Map<number, IssueBody>();

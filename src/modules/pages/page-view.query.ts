@@ -13,17 +13,26 @@ import type { Reader } from '../../http/handler.ts';
 import { Team } from '../teams/team.entity.ts';
 import { membersOf, teamView } from '../teams/teams.loader.ts';
 import { Page } from './page.entity.ts';
-import type { PageView } from './page.presenter.ts';
+import type { PageHeading, PageView } from './page.presenter.ts';
 import { joinPath } from './tree.ts';
 
+type HeadingRow = { id: number; title: string; created_at: string; updated_at: string };
 type Row = {
   titles: string[];
-  parent: Record<string, unknown> | null;
-  children: Record<string, unknown>[];
+  parent: HeadingRow | null;
+  children: HeadingRow[];
   original: Record<string, unknown> | null;
   original_team: Record<string, unknown> | null;
   pullable: boolean;
 };
+
+/** A relative's heading (what a summary shows), never its content: a page with many large children stays small. */
+const headingColumns = (alias: string) =>
+  `json_build_object('id', ${alias}.id, 'title', ${alias}.title, 'created_at', ${alias}.created_at, 'updated_at', ${alias}.updated_at)`;
+
+function heading(row: HeadingRow): PageHeading {
+  return { id: row.id, title: row.title, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) };
+}
 
 function statement(em: EntityManager): string {
   return `with recursive up as (
@@ -33,8 +42,8 @@ function statement(em: EntityManager): string {
      )
      select
        (select json_agg(title order by level desc) from up) as "titles",
-       (select ${jsonColumns(em, Page, 'pp')} from pages pp where pp.id = (select parent_id from pages where id = $1)) as "parent",
-       (select coalesce(json_agg(${jsonColumns(em, Page, 'c')} order by c.position, c.id), '[]'::json)
+       (select ${headingColumns('pp')} from pages pp where pp.id = (select parent_id from pages where id = $1)) as "parent",
+       (select coalesce(json_agg(${headingColumns('c')} order by c.position, c.id), '[]'::json)
           from pages c where c.parent_id = $1) as "children",
        case when o.id is null then null else ${jsonColumns(em, Note, 'o')} end as "original",
        case when ot.id is null then null else ${jsonColumns(em, Team, 'ot')} end as "original_team",
@@ -64,16 +73,13 @@ export async function loadOnePageView(reader: Reader, note: Note, page: Page): P
   };
   const noteBody = shared(presentNote(view, urls, 'read'));
   const titles = row!.titles ?? [page.title];
-  const parent = row!.parent ? em.map(Page, row!.parent as never) : undefined;
+  const parent = row!.parent ? heading(row!.parent) : undefined;
   return {
     page,
     path: joinPath(titles),
     note: noteBody,
     coverPageId: note.coverPageId ?? null,
     parent: parent ? { page: parent, path: joinPath(titles.slice(0, -1)) } : undefined,
-    children: row!.children.map((child) => {
-      const entity = em.map(Page, child as never);
-      return { page: entity, path: joinPath([...titles, entity.title]) };
-    }),
+    children: row!.children.map((child) => ({ page: heading(child), path: joinPath([...titles, child.title]) })),
   };
 }

@@ -1,12 +1,17 @@
-import type { Note as NoteBody, Page as PageBody, PageSummary as PageSummaryBody } from '../../../generated/client/types.gen.ts';
+import type { Note as NoteBody, Page as PageBody, PageRelative as PageRelativeBody, PageSummary as PageSummaryBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { Page } from './page.entity.ts';
 
+/** What names a page in a summary: never its content (a page's children and parent are loaded without it). */
+export type PageHeading = Pick<Page, 'id' | 'title' | 'createdAt' | 'updatedAt'>;
+
 /** A page with its path (titles from the root down, joined by ` / `). */
-export type PlacedPage = { page: Page; path: string };
+export type PlacedPage = { page: PageHeading; path: string };
 
 /** A page with everything its presentation embeds, loaded by pages.loader.ts. */
-export type PageView = PlacedPage & {
+export type PageView = {
+  page: Page;
+  path: string;
   /** The note, already presented (every page of a list shares it), and which of its pages is the cover. */
   note: NoteBody;
   coverPageId: number | null;
@@ -14,27 +19,43 @@ export type PageView = PlacedPage & {
   children: PlacedPage[];
 };
 
-export function presentPageSummary({ page, path }: PlacedPage, note: NoteBody, coverPageId: number | null, urls: Urls): PageSummaryBody {
+/**
+ * A page's parent or child as the page embeds it: what names and places it, never its content nor its note (the
+ * page's own), so a page answers with its own text only, whatever its children hold and however many they are.
+ */
+export function presentPageRelative({ page, path }: PlacedPage, note: NoteBody, coverPageId: number | null, urls: Urls): PageRelativeBody {
   return {
     id: page.id,
     title: page.title,
     created_at: page.createdAt.toISOString(),
     updated_at: page.updatedAt.toISOString(),
     is_cover: page.id === coverPageId,
-    note,
     html_url: urls.page(note.team.name, note.name, page.id),
-    content: page.content,
     path,
     model: 'page',
   };
 }
 
+/**
+ * A page as another object embeds it (the page of a comment, a notification, a log entry, a version): its heading
+ * and its note, never its content, so an answer does not grow with the text of the pages it only refers to (100
+ * comments on a 1 MiB page are not 100 MiB).
+ */
+export function presentPageReference(view: PageView, urls: Urls): PageSummaryBody {
+  const { model, ...heading } = presentPageRelative(view, view.note, view.coverPageId, urls);
+  return { ...heading, note: view.note, model };
+}
+
 export function presentPage(view: PageView, urls: Urls): PageBody {
-  const summary = (placed: PlacedPage) => presentPageSummary(placed, view.note, view.coverPageId, urls);
+  const relative = (placed: PlacedPage) => presentPageRelative(placed, view.note, view.coverPageId, urls);
+  const { model, ...heading } = relative(view);
   return {
-    ...summary(view),
-    children: view.children.map(summary),
-    ...(view.parent ? { parent: summary(view.parent) } : {}),
+    ...heading,
+    note: view.note,
+    content: view.page.content,
+    children: view.children.map(relative),
+    ...(view.parent ? { parent: relative(view.parent) } : {}),
+    model,
   };
 }
 

@@ -33,8 +33,10 @@ export async function pageViewsWith(
   const ids = pages.map((page) => page.id);
   const lineage = await ancestries(em, ids);
   const parentIds = [...new Set(pages.flatMap((page) => (page.parent ? [page.parent.id] : [])))];
-  const children = await em.find(Page, { parent: { $in: ids } }, { orderBy: [{ position: 'asc' }, { id: 'asc' }] });
-  const parents = parentIds.length === 0 ? [] : await em.find(Page, { id: { $in: parentIds } });
+  // relatives are shown as summaries: loaded without their content
+  const fields = ['id', 'title', 'createdAt', 'updatedAt', 'parent'] as const;
+  const children = await em.find(Page, { parent: { $in: ids } }, { fields, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
+  const parents = parentIds.length === 0 ? [] : await em.find(Page, { id: { $in: parentIds } }, { fields });
   const parentsById = new Map(parents.map((parent) => [parent.id, parent]));
   for (const page of pages) {
     const presented = noteOf(page);

@@ -1,4 +1,4 @@
-import type { Page as PageBody, PageVersion as PageVersionBody } from '../../../generated/client/types.gen.ts';
+import type { PageSummary as PageBody, PageVersion as PageVersionBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import type { PageVersion } from './page.entity.ts';

@@ -2,18 +2,19 @@
 import { HttpError, notFound } from '../../http/errors.ts';
 import { defineOperation, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { shared } from '../../http/json.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { budgetedPage, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, type PageScope } from '../access/scope.ts';
 import { renderDiff } from './diff.ts';
 import { PageVersion } from './page.entity.ts';
-import { presentPage } from './page.presenter.ts';
+import { presentPageReference } from './page.presenter.ts';
 import { answerPage } from './pages.handlers.ts';
 import { loadPageView } from './pages.loader.ts';
+import { versionTextSizes } from './pages.repository.ts';
 import { restoreVersion } from './pages.service.ts';
 import { presentVersion } from './version.presenter.ts';
 
 async function presentedPage(context: HandlerContext, scope: PageScope) {
-  return shared(presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls));
+  return shared(presentPageReference(await loadPageView(readerOf(context), scope.note, scope.page), context.urls));
 }
 
 async function versionByIndex(context: HandlerContext, pageId: number, index: number): Promise<PageVersion> {
@@ -30,15 +31,20 @@ async function versionById(context: HandlerContext, pageId: number, id: number, 
 }
 
 export const versionOperations = {
-  /** Newest version first. */
+  /**
+   * Newest version first; a page of results ends early where the versions' content and diffs pass the answer's
+   * budget (LIMIT_LIST_TEXT_BYTES), so a history of many large versions is never one huge answer.
+   */
   listPageVersions: defineOperation('listPageVersions', { scope: 'page', action: 'note.read' }, async ({ query }, scope, context) => {
-    const page = pagination(query);
-    const [versions, total] = await context.em.findAndCount(
+    const sizes = await versionTextSizes(context.em, scope.page.id);
+    const page = budgetedPage(query, sizes, context.config.limits.listTextBytes);
+    sendPaginationHeaders(context, page, sizes.length);
+    if (page.limit === 0) return [];
+    const versions = await context.em.find(
       PageVersion,
       { page: scope.page.id },
-      { populate: ['user'], orderBy: { index: 'desc' }, limit: page.perPage, offset: page.offset },
+      { populate: ['user'], orderBy: { index: 'desc' }, limit: page.limit, offset: page.offset },
     );
-    sendPaginationHeaders(context, page, total);
     if (versions.length === 0) return [];
     const pageBody = await presentedPage(context, scope);
     return versions.map((version) => presentVersion(version, pageBody, context.urls));

@@ -1,5 +1,5 @@
 // A page (content, breadcrumbs, children, comments), its history, any version, and the diff between two versions.
-import type { Page } from '../../../../generated/client/types.gen.ts';
+import type { Page, PageSummary } from '../../../../generated/client/types.gen.ts';
 import { noteName } from '../../notes/note.presenter.ts';
 import { html, trusted } from '../html.ts';
 import { noteCrumbs } from './note.ts';
@@ -9,14 +9,15 @@ import type { View } from './view.ts';
 
 const VERSIONS_PER_PAGE = 20;
 
-/** Team / note / the page's ancestors (the path's titles; the parent linked) / the page. */
-function pageCrumbs(page: Page, last?: { label: string }) {
+/** Team / note / the page's ancestors (the path's titles; the parent linked where the page carries it) / the page. */
+function pageCrumbs(page: Page | PageSummary, last?: { label: string }) {
   const titles = page.path.split(' / ');
-  const ancestors = titles.slice(0, -1).map((label, index, all) => ({ label, href: index === all.length - 1 ? page.parent?.html_url : undefined }));
+  const parentUrl = 'parent' in page ? page.parent?.html_url : undefined;
+  const ancestors = titles.slice(0, -1).map((label, index, all) => ({ label, href: index === all.length - 1 ? parentUrl : undefined }));
   return [...noteCrumbs(page.note), ...ancestors, last ? { label: page.title, href: page.html_url } : { label: page.title }, ...(last ? [last] : [])];
 }
 
-const historyUrl = (page: Page) => `${page.html_url}/histories`;
+const historyUrl = (page: Page | PageSummary) => `${page.html_url}/histories`;
 
 export async function pageView(view: View, team: string, note: string, pageId: number) {
   const { t } = view.locale;

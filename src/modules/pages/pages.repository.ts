@@ -1,0 +1,15 @@
+// SQL of the pages module that its ORM entities do not express.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/**
+ * The stored size of each version of a page (content and diff, in bytes), newest first: what a page of the history
+ * list may carry (pagination.ts, `budgetedPage`). octet_length reads a stored value's size from its header, without
+ * reading the text itself.
+ */
+export async function versionTextSizes(em: EntityManager, pageId: number): Promise<number[]> {
+  const rows = await em.execute<{ bytes: string | number }[]>(
+    'select octet_length(content) + octet_length(diff) as bytes from page_versions where page_id = ? order by index desc',
+    [pageId],
+  );
+  return rows.map((row) => Number(row.bytes));
+}
