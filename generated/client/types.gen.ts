@@ -969,13 +969,12 @@ export type Problem = {
      * | `work_in_progress` | 422 | the request is a work in progress (draft): open it before merging |
      * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
      * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
-     * | `not_implemented` | 501 | the operation is described here but not built in this server version |
      * | `docs_not_built` | 503 | the API reference page has not been built on this server |
      * | `shutting_down` | 503 | the server is stopping (readiness probe) |
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'not_implemented' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */

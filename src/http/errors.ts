@@ -45,7 +45,6 @@ export const defaultTitles: Record<number, string> = {
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
-  501: 'Not Implemented',
   503: 'Service Unavailable',
 };
 
@@ -73,5 +72,3 @@ export const unprocessable = (code: ErrorCode, detail: string, errors?: FieldErr
 
 export const payloadTooLarge = (detail: string) => new HttpError(413, 'payload_too_large', detail);
 
-export const notImplemented = (operationId: string) =>
-  new HttpError(501, 'not_implemented', `${operationId} is described in the API but not built yet`);

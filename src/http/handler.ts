@@ -96,9 +96,6 @@ export function defineOperation<Id extends OperationId, S extends ScopeKind>(
   return { id, scope: options.scope, action: options.action, handle };
 }
 
-/** An operation the document describes that is not built yet: it answers 501 `not_implemented`. */
-export type NotBuilt = { readonly notBuilt: true };
-export const notBuilt: NotBuilt = { notBuilt: true };
 
 /**
  * An operation the document describes outside /api/v1 that a plain express route serves (the OAuth endpoints,
@@ -107,10 +104,10 @@ export const notBuilt: NotBuilt = { notBuilt: true };
 export type ServedByRoute = { readonly servedBy: string };
 export const servedByRoute = (module: string): ServedByRoute => ({ servedBy: module });
 
-/** Every operation of the document, each with its handler or marked as not built: a missing one fails `tsc`. */
+/** Every operation of the document with its handler: a missing one fails `tsc`. */
 export type OperationTable = {
   [Id in OperationId]: OperationDefinition<Id, 'caller'> | OperationDefinition<Id, 'team'> | OperationDefinition<Id, 'note'>
-    | OperationDefinition<Id, 'page'> | NotBuilt | ServedByRoute;
+    | OperationDefinition<Id, 'page'> | ServedByRoute;
 };
 
 export type AppServices = { config: Config; urls: Urls; memory: Memory };

@@ -10,7 +10,6 @@ import OpenApiValidator from 'express-openapi-validator';
 import type { OperationId } from '../../generated/operations.gen.ts';
 import type { Action } from '../modules/access/policy.ts';
 import { authorizations, authorizeDeclared, checkDeclaredAction, loadScope, scopeTags } from '../modules/access/scope.ts';
-import { notImplemented } from './errors.ts';
 import { formCoercion } from './form-coercion.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 import { answeredNotModified } from './etag.ts';
@@ -192,11 +191,7 @@ export function openApiMiddleware(document: OpenApiDocument, table: OperationTab
     let handler = bound.get(id);
     if (!handler) {
       const entry = table[id];
-      handler = 'notBuilt' in entry
-        ? () => {
-            throw notImplemented(id);
-          }
-        : 'servedBy' in entry
+      handler = 'servedBy' in entry
           ? (_req, _res, next) => next()
           : bindOperation(entry as OperationDefinition<OperationId>, services, headerNamesOf(document, pathKey, route.method));
       bound.set(id, handler);

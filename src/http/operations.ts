@@ -1,7 +1,7 @@
-// The operation table: every operationId of the document with its handler, or `notBuilt` for the operations not
-// built yet (they answer 501). Typed by generated/operations.gen.ts, so an operation missing here, a handler for
-// another operation, or a handler whose input or output drifts from the document fails `tsc`.
-import { notBuilt, type OperationTable } from './handler.ts';
+// The operation table: every operationId of the document with its handler (or the plain route that serves it). Typed
+// by generated/operations.gen.ts, so an operation missing here, a handler for another operation, or a handler whose
+// input or output drifts from the document fails `tsc`.
+import type { OperationTable } from './handler.ts';
 import { attachmentOperations } from '../modules/attachments/attachments.handlers.ts';
 import { forkOperations } from '../modules/requests/forks.handlers.ts';
 import { requestOperations } from '../modules/requests/requests.handlers.ts';
@@ -40,7 +40,3 @@ export const operations: OperationTable = {
   ...webhookOperations,
 };
 
-/** The operations not built yet, read off the table. */
-export const notImplementedOperations: readonly string[] = Object.entries(operations)
-  .filter(([, entry]) => 'notBuilt' in entry)
-  .map(([id]) => id);
