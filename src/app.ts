@@ -77,8 +77,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   // JSON answers, the document and the API reference over 1 KiB go out compressed (br or gzip, as the client
   // accepts; Vary: Accept-Encoding). Not the bytes of a StreamAnswer (attachments: Range requests count bytes as stored).
   // The fastest settings (gzip level 1, brotli quality 1, 64 KiB chunks): JSON still shrinks several times over, and
-  // with the answer written in one piece (openapi.ts) a 100-note search answer costs a few ms more than uncompressed,
-  // not ~25 (`make bench`, search case: p50 70 ms with the defaults and the answer in pieces, 48 ms now, 44 without).
+  // with the answer written in one piece (openapi.ts) compressing a large answer costs little more than sending it
+  // uncompressed (README, "Speed", has the search case's figures).
   const compress = compression({
     level: 1,
     brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } },

@@ -160,7 +160,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     const fresh = !existsSync(path.join(pgdata, 'PG_VERSION'));
     pglite = await PGlite.create(pgdata, EMBEDDED_OPTIONS);
     if (fresh) {
-      // creating the database (initdb, inside WebAssembly) leaves ~165 MB behind that a reopened one does not hold
+      // creating the database (initdb, inside WebAssembly) leaves memory behind that a reopened one does not hold
       await pglite.close();
       pglite = await PGlite.create(pgdata, EMBEDDED_OPTIONS);
     }

@@ -49,8 +49,8 @@ export function serialiseOnce(value: object): Buffer {
 
 /**
  * The UTF-8 bytes of JSON.stringify(value), built so that a shared object's bytes are encoded once and copied into
- * every place it appears (a 6.7 MB list of notes that all embed one 67 KB team is 100 copies of one buffer, not 6.7 MB
- * of text to walk and encode), and an object serialised before is not serialised again.
+ * every place it appears (a list of 100 notes that all embed one large team is 100 copies of one buffer, not 100
+ * walks and encodings of the team), and an object serialised before is not serialised again.
  */
 export function toJsonBytes(value: unknown): Buffer {
   const parts = toJsonParts(value);
@@ -59,8 +59,8 @@ export function toJsonBytes(value: unknown): Buffer {
 
 /**
  * The same bytes as pieces, in order: a shared object's buffer is one piece wherever it appears (the same Buffer
- * object each time), so an answer can be written without ever being joined, and 50 answers of 6.7 MB in flight at
- * once hold one copy of the team, not 50 of everything.
+ * object each time), so an answer can be written without ever being joined, and many such answers in flight at once
+ * hold one copy of the team, not one each.
  */
 export function toJsonParts(value: unknown): Buffer[] {
   if (value !== null && typeof value === 'object') {

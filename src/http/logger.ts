@@ -16,7 +16,7 @@ export const REDACTED = '[Redacted]';
 const SECRET_FIELDS = ['password', 'access_token', 'refresh_token', 'client_secret', 'token', 'secret', 'code_verifier', 'authorization', 'cookie'];
 
 // Explicit paths (pino's redaction, cheap without wildcards); any depth is covered by `scrub` below, which runs only
-// for lines actually written (pino's wildcard paths would cost ~7 us on every child logger, i.e. every request).
+// for lines actually written (pino's wildcard paths cost time on every child logger, i.e. every request).
 const redactPaths = ['request.headers.authorization', 'request.headers.cookie', 'request.headers["proxy-authorization"]', 'res.headers["set-cookie"]', ...SECRET_FIELDS];
 const SECRET_NAMES = new Set([...SECRET_FIELDS, 'proxy-authorization', 'set-cookie']);
 

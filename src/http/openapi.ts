@@ -126,7 +126,7 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
   }
   res.setHeader('Content-Length', String(parts.reduce((total, part) => total + part.length, 0)));
   // an answer that may be compressed (app.ts) goes through zlib, where every write is its own trip through the
-  // thread pool: one buffer, one write (a search answer in hundreds of pieces waited ~25 ms more)
+  // thread pool: one buffer, one write (an answer in hundreds of pieces waits for hundreds of trips)
   if (res.locals.compressible === true) {
     res.end(Buffer.concat(parts));
     return;

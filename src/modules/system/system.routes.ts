@@ -13,7 +13,7 @@ export const docsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 
 export type Readiness = { shuttingDown: boolean };
 export const readiness: Readiness = { shuttingDown: false };
 
-// The API reference (2.7 MB) and the document (300 KB) go out compressed, as every answer does (app.ts). The guard
+// The API reference and the document go out compressed, as every answer does (app.ts). The guard
 // and 405 with Allow are input-guard.ts's; refusals are problem details.
 export function systemRoutes({ orm }: { orm: Orm }): express.Router {
   return plainRouter({ refuse: asProblem }, [
