@@ -11,7 +11,7 @@ import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { entities } from './entities.ts';
 import { PGliteStream } from './pglite-stream.ts';
 import { pgliteChangeFeed, postgresChangeFeed, silentFeed, type ChangeFeed } from './change-feed.ts';
-import { migrationsList } from './migrations.ts';
+import { migrationsList, renameAppliedMigrations } from './migrations.ts';
 
 export type Orm = MikroORM;
 
@@ -201,6 +201,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 }
 
 export async function migrate(orm: Orm): Promise<string[]> {
+  await renameAppliedMigrations((sql, parameters) => orm.em.fork().execute(sql, parameters));
   const applied = await orm.migrator.up();
   return applied.map((migration) => migration.name);
 }

@@ -15,6 +15,21 @@ function sqlMigration(sql: string) {
   };
 }
 
+/**
+ * Migrations that were once known by another name (two were numbered 0005): a database that applied one under its
+ * old name has the record renamed before the migrator looks, so the file is not applied twice.
+ */
+export const RENAMED_MIGRATIONS: Readonly<Record<string, string>> = { '0005-request-merges': '0006-request-merges' };
+
+/** Renames the migrator's records of migrations applied under an old name (nothing on a database without them). */
+export async function renameAppliedMigrations(execute: (sql: string, parameters: unknown[]) => Promise<unknown>): Promise<void> {
+  const [table] = (await execute("select to_regclass('mikro_orm_migrations') is not null as present", [])) as { present: boolean }[];
+  if (!table?.present) return;
+  for (const [before, after] of Object.entries(RENAMED_MIGRATIONS)) {
+    await execute('update mikro_orm_migrations set name = ? where name = ?', [after, before]);
+  }
+}
+
 export function migrationsList() {
   return readdirSync(folder)
     .filter((file) => file.endsWith('.sql'))
