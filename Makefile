@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: run test generate docs lint typecheck bench statements install clean-data
+.PHONY: run test test-fast generate docs lint typecheck bench statements install clean-data
 
 # A recipe that fails deletes its half-made target (docs/index.html), so the next run builds it again.
 .DELETE_ON_ERROR:
@@ -23,6 +23,11 @@ run: install docs
 ## make test: every check the project has (typecheck, lint, generated files fresh, the suite on PGlite and PostgreSQL)
 test: install docs
 	bash scripts/run-tests.sh $(ARGS)
+
+## make test-fast: the loop while editing: typecheck, then the PGlite pass without fuzzing, crash, answer-size, browser,
+## memory and two-process files (no lint, no PostgreSQL pass). `make test` stays the whole truth, and CI runs it.
+test-fast: install docs
+	bash scripts/run-tests.sh --fast $(ARGS)
 
 ## make generate: bundle the OpenAPI document and regenerate the types and the client SDK in generated/
 generate: install

@@ -6,6 +6,9 @@
 #      TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:PORT/postgres, against a
 #      throw-away PostgreSQL 15 server started here and always stopped and deleted.
 # Extra arguments are passed to vitest in both passes (e.g. a file filter).
+# `--fast` first (`make test-fast`, the loop while editing): the typecheck, then the PGlite pass without the heavy
+# files (fuzzing, crash, answer size, the browser, several processes, memory); no lint, no PostgreSQL pass. It is not
+# the whole truth: `make test` is, and CI runs that.
 # The last line printed is always `N passed, N failed, N skipped` (both passes and
 # the static checks); the exit status is non-zero if anything failed or a pass
 # could not run. Without PostgreSQL the postgres pass is skipped with a NOTICE,
@@ -21,7 +24,21 @@ STATIC_CHECKS=(
   "lint|npm run -s lint"
 )
 
+FAST=0
+if [[ ${1:-} == --fast ]]; then
+  FAST=1
+  shift
+  STATIC_CHECKS=("typecheck|npm run -s typecheck")
+fi
 VITEST_ARGS=("$@")
+# the files `--fast` leaves out: each starts servers as processes, fuzzes for a while, or drives a browser
+HEAVY_FILES=(
+  test/api/fuzz.test.ts test/api/fuzz-outside-api.test.ts test/api/crash.test.ts test/api/two-processes.test.ts
+  test/api/answer-size.test.ts test/api/attachment-memory.test.ts 'test/browser/**'
+)
+if [[ $FAST -eq 1 ]]; then
+  for file in "${HEAVY_FILES[@]}"; do VITEST_ARGS+=(--exclude "$file"); done
+fi
 
 log() { printf '[run-tests] %s\n' "$*"; }
 
@@ -116,7 +133,7 @@ for entry in "${STATIC_CHECKS[@]}"; do
 done
 
 # ---------------------------------------------------------------- vitest passes
-ensure_chromium
+[[ $FAST -eq 1 ]] || ensure_chromium
 PGLITE_TOTAL=0
 
 # run_vitest NAME [VAR=value...]: one vitest run with that environment; adds its counts.
@@ -167,7 +184,15 @@ run_vitest() {
 # Pass 1: PGlite
 run_vitest pglite TEST_DATABASE=pglite
 
-# Pass 2: PostgreSQL
+# Pass 2: PostgreSQL (not with --fast)
+if [[ $FAST -eq 1 ]]; then
+  echo
+  echo "==== test summary (make test-fast: typecheck and the PGlite pass without the heavy files; make test runs all) ===="
+  printf '%s\n' "${SUMMARY[@]}"
+  echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed, $TOTAL_SKIPPED skipped"
+  [[ $TOTAL_FAILED -eq 0 ]]
+  exit
+fi
 resolve_pg_bindir
 
 if [[ -z $PG_BINDIR ]]; then
