@@ -1285,7 +1285,8 @@ export type CommentInput = {
      * Usernames of users to mention and notify, matched case-insensitively; a username given twice counts once,
      * and empty entries (a form's bare `mentions[]=`) are ignored. Each must name a user who may read the commented
      * object, else 422 `unknown_user` (or `cannot_read_note` when every name exists) with an error pointing at each
-     * such entry (`/mentions/<index>`).
+     * such entry (`/mentions/<index>`). An entry has at most 39 characters (no username is longer, in any case or
+     * width), else 400.
      *
      */
     mentions?: Array<string>;

@@ -8,6 +8,7 @@
 // spaces; English sentences of words with spaces. The query words are drawn from every frequency band, so some
 // match tens of thousands of pages, others a few hundred.
 import type pg from 'pg';
+import { foldCase } from '../../src/modules/text/fold.ts';
 
 /** A small deterministic generator (mulberry32), so every run seeds the same text. */
 function generator(seed: number): () => number {
@@ -112,8 +113,8 @@ export async function seedSearch(sql: pg.Client, readableTeam: string, otherTeam
     await sql.query(`insert into notes (team_id, user_id, slug, title, description, is_private, created_at, updated_at)
       select t.id, m.user_id, 'search' || g, 'Search note ' || g || ' ' || $3::text, '', $2, ${now} - g * interval '1 minute', ${now} - g * interval '1 minute'
         from generate_series(1, $4::int) g, teams t join memberships m on m.team_id = t.id and m.role = 'manager'
-       where lower(t.name) = lower($1) and m.id = (select min(id) from memberships where team_id = t.id and role = 'manager')`,
-    [team, isPrivate, isPrivate ? '非公開' : '公開', count]);
+       where t.name_key = $1 and m.id = (select min(id) from memberships where team_id = t.id and role = 'manager')`,
+    [foldCase(team), isPrivate, isPrivate ? '非公開' : '公開', count]);
   }
   // one statement: 100 pages per note, each 4 to 7 sentences picked by hashing (note, page, k): deterministic
   await sql.query(`insert into pages (note_id, parent_id, position, title, content, created_at, updated_at)

@@ -1,16 +1,20 @@
 // One rule for case-insensitive names (issue 25): tags, usernames, team names and search compare foldCase keys
 // (src/modules/text/fold.ts: NFKC, full case folding, NFKC), computed by the service; the database stores and compares
 // them, never folds. The letters where PostgreSQL's lower() and JavaScript's toLowerCase() disagree (İ, ß, ǅ, ...)
-// and full-width letters, through addIssueTags, createTeam, getUser, addTeamUser, updateIssue and searchNotes, with
-// the stored rows; then migration 0013's backfill of the tags stored before it, run on this database.
+// and full-width letters, through addIssueTags, createTeam, getUser, addTeamUser, updateIssue, searchNotes, mentions,
+// the team in a path and in the logs' and notifications' filters, and sign-in (the password grant and its brute-force
+// budget), with the stored rows; then migration 0013's backfill of the tags stored before it, run on this database.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Issue } from '../../src/modules/issues/issue.entity.ts';
 import type { Note } from '../../src/modules/notes/note.entity.ts';
+import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { Team } from '../../src/modules/teams/team.entity.ts';
 import { foldCase } from '../../src/modules/text/fold.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { ApiClient } from '../support/client.ts';
 import { makeIssue, makeNote, makePage, makeUser, type Actor } from '../support/factories.ts';
+import { authorizePath, CookieBrowser, givePassword, makeClient, pkcePair, tokenRequest } from '../support/oauth.ts';
 import { makeScenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -121,6 +125,17 @@ describe('createTeam', () => {
   });
 });
 
+describe('migration 0014', () => {
+  it('leaves uniqueness to the key indexes: the lower() indexes are gone, a name in another case is still refused', async () => {
+    const indexes = await app.em().execute<{ indexname: string }[]>(
+      `select indexname from pg_indexes where tablename in ('teams', 'users') and indexdef ilike '%lower(%' order by indexname`,
+    );
+    expect(indexes).toEqual([]);
+    await expect(app.em().execute(`insert into teams (name, created_at, updated_at) values ('FOLDS', now(), now())`)).rejects.toThrow(/teams_name_key_unique/);
+    await expect(app.em().execute(`insert into users (username, created_at, updated_at) values ('kIM', now(), now())`)).rejects.toThrow(/users_username_key_unique/);
+  });
+});
+
 describe('getTeam', () => {
   it('finds a team in any ASCII case; a name with other letters names nothing', async () => {
     const found = await manager.client.get('/api/v1/teams/FOLDS');
@@ -187,6 +202,117 @@ describe('searchNotes', () => {
     expect((await found('wide'))[0]!.matches[0]!.snippet).toContain('<mark>Ｗｉｄｅ</mark>');
     // ı is not i, and İ is not I: no match
     for (const q of ['ıstanbul', 'Istanbul']) expect(await found(q), q).toEqual([]);
+  });
+});
+
+describe('createNoteComment', () => {
+  it('mentions the user a username names by its key: `@ＫＩＭ` with mentions[]=ＫＩＭ notifies Kim, once', async () => {
+    const note = await makeNote(app, 'folds', manager.user, { slug: 'mentions' });
+    const url = `/api/v1/folds/${note.slug}/comments`;
+    const form = await member.client.post(url, { form: { 'comment[comment]': '@ＫＩＭ please look', 'mentions[]': ['ＫＩＭ', 'kim', 'Ｋｉｍ', '\u212aim'] } });
+    expect(form.status, form.text).toBe(200);
+    expect(form.body.mentions.map((user: { id: number }) => user.id)).toEqual([kim.user.id]);
+    const json = await member.client.post(url, { json: { comment: { comment: '@ｋｉｍ again' }, mentions: ['ｋｉｍ'] } });
+    expect(json.status, json.text).toBe(200);
+    expect(json.body.mentions.map((user: { username: string }) => user.username)).toEqual(['Kim']);
+    const stored = await app.em().find(Notification, { comment: { $in: [form.body.id, json.body.id] }, user: kim.user.id }, { orderBy: { id: 'asc' } });
+    expect(stored.map((row) => [row.comment?.id, row.event])).toEqual([[form.body.id, 'mention'], [json.body.id, 'mention']]);
+    const listed = (await kim.client.get('/api/v1/notifications')).body as { id: number; event: string }[];
+    expect(listed.filter((item) => stored.some((row) => row.id === item.id)).map((item) => item.event)).toEqual(['mention', 'mention']);
+  });
+
+  it('answers 422 unknown_user for a name whose letters differ (İ and ı are not i), and writes nothing', async () => {
+    const note = await makeNote(app, 'folds', manager.user, { slug: 'no-mentions' });
+    const answer = await member.client.post(`/api/v1/folds/${note.slug}/comments`, { form: { 'comment[comment]': '@KİM', 'mentions[]': ['kim', 'KİM', 'kım'] } });
+    expect([answer.status, answer.body.code]).toEqual([422, 'unknown_user']);
+    expect(answer.body.errors.map((error: { pointer: string }) => error.pointer)).toEqual(['/mentions/1', '/mentions/2']);
+    expect(await app.em().count(Notification, { note: note.id })).toBe(0);
+  });
+});
+
+describe('a team named in a path', () => {
+  it('is found in any ASCII case; the API refuses other letters by the shape of the name (404, as getTeam)', async () => {
+    const note = await makeNote(app, 'folds', manager.user, { slug: 'paths' });
+    const found = await member.client.get(`/api/v1/FOLDS/${note.slug}`);
+    expect([found.status, found.body.id, found.body.team?.name]).toEqual([200, note.id, 'folds']);
+    for (const name of ['ＦＯＬＤＳ', 'ｆｏｌｄｓ', 'FOİDS']) {
+      const answer = await member.client.get(`/api/v1/${encodeURIComponent(name)}/${note.slug}`);
+      expect([answer.status, answer.body.code], name).toEqual([404, 'not_found']);
+    }
+  });
+
+  it('resolves by the key where no shape refuses it first: the view `/ＦＯＬＤＳ/note` is the note, as `/users/ＫＩＭ` is Kim', async () => {
+    const note = await makeNote(app, 'folds', manager.user, { slug: 'views' });
+    const view = (path: string) => fetch(`${app.baseUrl}${path}`, { headers: { Authorization: `Bearer ${member.token}`, Accept: 'text/html' }, redirect: 'manual' });
+    for (const name of ['folds', 'FOLDS', 'ＦＯＬＤＳ', 'ｆｏｌｄｓ']) {
+      const answer = await view(`/${encodeURIComponent(name)}/${note.slug}`);
+      expect(answer.status, name).toBe(200);
+      expect(await answer.text(), name).toContain(note.title);
+      expect((await view(`/teams/${encodeURIComponent(name)}`)).status, name).toBe(200);
+    }
+    for (const name of ['FOİDS', 'foıds']) expect((await view(`/${encodeURIComponent(name)}/${note.slug}`)).status, name).toBe(404);
+  });
+});
+
+describe('listLogs, listNotifications and markNotificationsRead', () => {
+  it('filter by a team named in any ASCII case', async () => {
+    const note = await makeNote(app, 'folds', manager.user, { slug: 'filters' });
+    const comment = await member.client.post(`/api/v1/folds/${note.slug}/comments`, { form: { 'comment[comment]': 'hi @kim', 'mentions[]': 'kim' } });
+    expect(comment.status, comment.text).toBe(200);
+    const logs = (team: string) => member.client.get('/api/v1/logs', { query: { team, per_page: '100' } });
+    const lower = await logs('folds');
+    expect(lower.status, lower.text).toBe(200);
+    expect(lower.body.length).toBeGreaterThan(0);
+    expect((await logs('FOLDS')).body).toEqual(lower.body);
+    const [mention] = await app.em().find(Notification, { comment: comment.body.id, user: kim.user.id });
+    const unread = (team: string) => kim.client.get('/api/v1/notifications', { query: { team } });
+    const listed = (await unread('FoLdS')).body as { id: number }[];
+    expect(listed.map((item) => item.id)).toContain(mention!.id);
+    expect((await unread('folds')).body).toEqual(listed);
+    expect((await kim.client.post('/api/v1/notifications/read', { form: 'team=FOLDS' })).status).toBe(200);
+    expect((await unread('folds')).body).toEqual([]);
+    expect(await app.em().count(Notification, { user: kim.user.id, note: { team: { name: 'folds' } }, isRead: false })).toBe(0);
+  });
+});
+
+describe('signing in', () => {
+  it('takes the login by its key: ＫＩＭ and ｋｉｍ sign Kim in, with the password grant and the sign-in page', async () => {
+    const password = await givePassword(app, kim.user);
+    const client = await makeClient(app, { confidential: true, firstParty: true, redirectUris: ['notesapp://folds'] });
+    for (const login of ['ＫＩＭ', 'ｋｉｍ', 'kIm']) {
+      const grant = await tokenRequest(app, { grant_type: 'password', login, password, client_id: client.clientId, client_secret: client.secret! });
+      expect(grant.status, `${login}: ${grant.text}`).toBe(200);
+      expect((await new ApiClient(app.baseUrl, grant.body.access_token).get('/api/v1/me')).body.id).toBe(kim.user.id);
+    }
+    const wrong = await tokenRequest(app, { grant_type: 'password', login: 'KİM', password, client_id: client.clientId, client_secret: client.secret! });
+    expect([wrong.status, wrong.body.error]).toEqual([400, 'invalid_grant']);
+    const parameters = { response_type: 'code', client_id: client.clientId, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
+    // a first-party app needs no consent: signed in, the browser goes straight back with a code
+    const back = await new CookieBrowser(app.baseUrl).signIn(authorizePath(parameters), 'ＫＩＭ', password);
+    expect([back.status, back.location?.startsWith('notesapp://folds?code=')], back.text.slice(0, 300)).toEqual([302, true]);
+    const refused = await new CookieBrowser(app.baseUrl).signIn(authorizePath(parameters), 'KİM', password);
+    expect(refused.status).toBe(403);
+  });
+
+  it('counts a full-width login against the same account budget as the ASCII one', async () => {
+    const limited = await startTestApp({ SIGN_IN_ATTEMPTS_PER_ACCOUNT: '3', SIGN_IN_ATTEMPTS_PER_ADDRESS: '100', SIGN_IN_WINDOW_SECONDS: '600' });
+    try {
+      const password = await givePassword(limited, (await makeUser(limited, 'Kim')).user);
+      const client = await makeClient(limited, { confidential: true, firstParty: true, redirectUris: ['notesapp://folds'] });
+      const grant = (login: string, secret = 'wrong password') =>
+        tokenRequest(limited, { grant_type: 'password', login, password: secret, client_id: client.clientId, client_secret: client.secret! });
+      const remaining: (string | null)[] = [];
+      for (const login of ['ＫＩＭ', 'kim', 'Ｋｉｍ']) remaining.push((await grant(login)).headers.get('ratelimit-remaining'));
+      expect(remaining).toEqual(['2', '1', '0']);
+      const blocked = await grant('KIM', password);
+      expect([blocked.status, blocked.body.error]).toEqual([429, 'temporarily_unavailable']);
+      expect((await grant('ｋｉｍ', password)).status).toBe(429);
+      // KİM names another account (İ is not I): its own budget
+      const other = await grant('KİM');
+      expect([other.status, other.headers.get('ratelimit-remaining')]).toEqual([400, '2']);
+    } finally {
+      await limited.close();
+    }
   });
 });
 

@@ -10,6 +10,7 @@
 // no declared action cannot be classified and fails the test. MATRIX_LOG=1 prints every cell (expected, answered).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { foldCase } from '../../src/modules/text/fold.ts';
 import type { OperationDefinition } from '../../src/http/handler.ts';
 import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { operations } from '../../src/http/operations.ts';
@@ -80,15 +81,15 @@ async function make(operationId: string, state: State, actor: Actor): Promise<Re
 }
 
 async function roleIn(teamName: string, userId: number): Promise<Role> {
-  const rows = await em().execute<{ role: string }[]>('select m.role from memberships m join teams t on t.id = m.team_id where lower(t.name) = lower(?) and m.user_id = ?', [teamName, userId]);
+  const rows = await em().execute<{ role: string }[]>('select m.role from memberships m join teams t on t.id = m.team_id where t.name_key = ? and m.user_id = ?', [foldCase(teamName), userId]);
   return rows[0]?.role as Role;
 }
 
 async function noteAt(teamName: string, ref: string): Promise<{ isPrivate: boolean } | undefined> {
   const digits = /^[0-9]+$/.test(ref);
   const rows = await em().execute<{ is_private: boolean }[]>(
-    `select n.is_private from notes n join teams t on t.id = n.team_id where lower(t.name) = lower(?) and ${digits ? 'n.id = ?' : 'n.slug = ?'}`,
-    [teamName, digits ? Number(ref) : ref],
+    `select n.is_private from notes n join teams t on t.id = n.team_id where t.name_key = ? and ${digits ? 'n.id = ?' : 'n.slug = ?'}`,
+    [foldCase(teamName), digits ? Number(ref) : ref],
   );
   return rows[0] ? { isPrivate: rows[0].is_private } : undefined;
 }

@@ -10,6 +10,7 @@ import { forbidden, notFound } from '../../http/errors.ts';
 import { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
 import { Team } from '../teams/team.entity.ts';
+import { foldCase } from '../text/fold.ts';
 import type { Caller } from './caller.ts';
 import { actionTargets, can, deniedMessage, type Action, type Requirement, type Role, type Subject, type TargetArgument } from './policy.ts';
 
@@ -97,16 +98,19 @@ export function checkDeclaredAction(operationId: string, action: Requirement, au
 
 type Row = Record<string, unknown>;
 
-/** The team named `name` (case-insensitively) with the caller's role in it, or undefined. */
+/**
+ * The team named `name` with the caller's role in it, or undefined. Names compare by foldCase (text/fold.ts), as
+ * findTeam does: the key is computed here and matched to the stored `teams.name_key`, through its unique index.
+ */
 export async function findTeamScope(em: EntityManager, caller: Caller, name: string): Promise<TeamScope | undefined> {
   const rows = await preparedQuery<Row>(
     em,
     'scope_team',
     `select k.token_alive, ${aliasedColumns(em, Team, 't')}, m.role as "role"
        from (select exists (select 1 from tokens where id = $3 and (expires_at is null or expires_at > now())) as token_alive) k
-       left join teams t on lower(t.name) = lower($1)
+       left join teams t on t.name_key = $1
        left join memberships m on m.team_id = t.id and m.user_id = $2`,
-    [name, caller.user.id, caller.tokenId],
+    [foldCase(name), caller.user.id, caller.tokenId],
   );
   const row = rows[0]!;
   requireLiveToken(caller, row.token_alive === true);
@@ -127,10 +131,10 @@ export async function loadNoteScope(em: EntityManager, caller: Caller, teamName:
     'scope_note',
     `select k.token_alive, ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}, m.role as "role"
        from (select exists (select 1 from tokens where id = $5 and (expires_at is null or expires_at > now())) as token_alive) k
-       left join teams t on lower(t.name) = lower($1)
+       left join teams t on t.name_key = $1
        left join notes n on n.team_id = t.id and (n.id = $2 or n.slug = $3)
        left join memberships m on m.team_id = t.id and m.user_id = $4`,
-    [teamName, id, slug, caller.user.id, caller.tokenId],
+    [foldCase(teamName), id, slug, caller.user.id, caller.tokenId],
   );
   return noteScopeFrom(em, caller, rows[0]);
 }
@@ -157,13 +161,13 @@ export async function loadPageScope(em: EntityManager, caller: Caller, teamName:
             (select max(r.id) from revisions r where r.kind = 'n' and r.target_id = o.id) as "original_revision",
             (select max(r.id) from revisions r where r.kind = 't' and r.target_id = o.team_id) as "original_team_revision"
        from (select exists (select 1 from tokens where id = $6 and (expires_at is null or expires_at > now())) as token_alive) k
-       left join teams t on lower(t.name) = lower($1)
+       left join teams t on t.name_key = $1
        left join notes n on n.team_id = t.id and (n.id = $2 or n.slug = $3)
        left join memberships m on m.team_id = t.id and m.user_id = $4
        left join pages p on p.id = $5 and p.note_id = n.id
        left join notes o on o.id = n.forked_from_id
        left join memberships om on om.team_id = o.team_id and om.user_id = $4`,
-    [teamName, id, slug, caller.user.id, Number.isSafeInteger(pageId) && pageId <= LARGEST_ID ? pageId : -1, caller.tokenId],
+    [foldCase(teamName), id, slug, caller.user.id, Number.isSafeInteger(pageId) && pageId <= LARGEST_ID ? pageId : -1, caller.tokenId],
   );
   const row = rows[0];
   const scope = noteScopeFrom(em, caller, row);

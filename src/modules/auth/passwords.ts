@@ -4,6 +4,7 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { foldCase } from '../text/fold.ts';
 import { User } from '../users/user.entity.ts';
 
 const COST = { N: 2 ** 15, r: 8, p: 1 };
@@ -49,10 +50,13 @@ export async function setPassword(em: EntityManager, user: User, password: strin
 // as a wrong password and does not reveal which names exist.
 let decoy: Promise<string> | undefined;
 
-/** The user with this username (case-insensitive) and password, or undefined. */
+/**
+ * The user with this username and password, or undefined. The username matches by its foldCase key (text/fold.ts,
+ * compared with the stored `users.username_key`), as everywhere a username is looked up: `ＡＬＩＣＥ` signs alice in.
+ */
 export async function checkCredentials(em: EntityManager, username: string, password: string): Promise<User | undefined> {
   if (username.length > 39 || password.length > PASSWORD_MAX_LENGTH || username.includes('\u0000')) return undefined;
-  const user = await em.findOne(User, { [sql.lower('username')]: username.toLowerCase() }, { populate: ['passwordHash'] });
+  const user = await em.findOne(User, { [sql.ref('username_key')]: foldCase(username) }, { populate: ['passwordHash'] });
   if (!user?.passwordHash) {
     decoy ??= hashPassword(randomBytes(16).toString('hex'));
     await verifyPassword(password, await decoy);

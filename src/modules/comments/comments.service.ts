@@ -7,6 +7,7 @@ import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
+import { foldCase } from '../text/fold.ts';
 import { User } from '../users/user.entity.ts';
 import { Comment, type CommentedObject } from './comment.entity.ts';
 import type { CommentTarget, CommentView } from './comment.presenter.ts';
@@ -24,19 +25,20 @@ export function checkCommentSize(body: string): void {
 export type NewComment = { comment: string; mentions?: readonly string[] | undefined };
 
 /**
- * The users named in `mentions[]`, each once: usernames match case-insensitively, repeats collapse, empty entries
- * (a legacy form's bare `mentions[]=`) are ignored. An unknown username, or a user who may not read the note,
- * answers 422 naming every such entry by its position in the request.
+ * The users named in `mentions[]`, each once: usernames match by their foldCase key (text/fold.ts, compared with the
+ * stored `users.username_key`, as getUser finds them: `ＫＩＭ` names Kim), repeats collapse, empty entries (a legacy
+ * form's bare `mentions[]=`) are ignored. An unknown username, or a user who may not read the note, answers 422
+ * naming every such entry by its position in the request.
  */
 async function findMentionedUsers(em: EntityManager, usernames: readonly string[], note: Note): Promise<User[]> {
   const firstIndex = new Map<string, number>();
   usernames.forEach((username, index) => {
-    const key = username.toLowerCase();
+    const key = foldCase(username);
     if (username !== '' && !firstIndex.has(key)) firstIndex.set(key, index);
   });
   if (firstIndex.size === 0) return [];
-  const users = await em.find(User, { [sql.lower('username')]: { $in: [...firstIndex.keys()] } });
-  const byName = new Map(users.map((user) => [user.username.toLowerCase(), user]));
+  const users = await em.find(User, { [sql.ref('username_key')]: { $in: [...firstIndex.keys()] } });
+  const byName = new Map(users.map((user) => [foldCase(user.username), user]));
   const roles = await rolesOfUsersInTeam(em, note.team.id, users.map((user) => user.id));
   const unknown: FieldError[] = [];
   const cannotRead: FieldError[] = [];

@@ -6,6 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageOfEntities } from '../../db/rows.ts';
 import type { Pagination } from '../../http/pagination.ts';
+import { foldCase } from '../text/fold.ts';
 import { Log } from './log.entity.ts';
 
 export type LogFilter = { team: string | undefined; noteId: number | undefined };
@@ -20,9 +21,10 @@ export async function findLogs(em: EntityManager, callerId: number, filter: LogF
               and (m.id is not null or (l.summary ->> 'is_private') = 'false'))
           or (l.note_id is null and l.team_id is null and l.user_id = ?)
            )
-       and (?::text is null or coalesce(n.team_id, l.team_id) = (select id from teams where lower(name) = lower(?::text)))
+       and (?::text is null or coalesce(n.team_id, l.team_id) = (select id from teams where name_key = ?::text))
        and (?::int is null or l.note_id = ?::int or (l.note_id is null and (l.summary ->> 'note_id')::int = ?::int))`;
-  const team = filter.team ?? null;
+  // a team name compares by its key (text/fold.ts), as everywhere names are matched
+  const team = filter.team === undefined ? null : foldCase(filter.team);
   const noteId = filter.noteId ?? null;
   const parameters = [callerId, callerId, team, team, noteId, noteId, noteId];
   const { items, total } = await pageOfEntities(em, Log, 'l', where, parameters, 'l.id desc', page);

@@ -4,6 +4,7 @@ import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, findTeamScope, type NoteScope } from '../access/scope.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { findTeam } from '../teams/teams.service.ts';
+import { foldCase } from '../text/fold.ts';
 import type { Caller } from '../access/caller.ts';
 import { Note } from './note.entity.ts';
 import { presentNote, type NoteVariant } from './note.presenter.ts';
@@ -36,7 +37,7 @@ type NoteBodyFields = { title: string; team: string; description?: string | null
 async function update(context: HandlerContext, scope: NoteScope, fields: NoteBodyFields) {
   authorize(scope, 'note.edit');
   let target = scope.team;
-  if (fields.team.toLowerCase() !== scope.team.name.toLowerCase()) {
+  if (foldCase(fields.team) !== foldCase(scope.team.name)) {
     const targetScope = await bodyTeam(context, scope.caller, fields.team);
     authorize(scope, 'note.manage');
     authorize(targetScope, 'team.manage');

@@ -5,11 +5,15 @@ import { currentTime } from '../../db/timestamps.ts';
 import { notFound } from '../../http/errors.ts';
 import { pageOfEntities } from '../../db/rows.ts';
 import type { Pagination } from '../../http/pagination.ts';
+import { foldCase } from '../text/fold.ts';
 import { Notification } from './notification.entity.ts';
 
 export type NotificationFilter = { state: 'unread' | 'read' | 'all'; team: string | undefined };
 
 const LARGEST_ID = 2_147_483_647;
+
+/** The key a team filter is compared by (`teams.name_key`, text/fold.ts), or null for no filter. */
+const teamKey = (team: string | undefined) => (team === undefined ? null : foldCase(team));
 
 const readState = (state: NotificationFilter['state']) => (state === 'all' ? null : state === 'read');
 
@@ -20,9 +24,9 @@ export async function findNotifications(em: EntityManager, userId: number, filte
       left join memberships m on m.team_id = n.team_id and m.user_id = x.user_id
      where x.user_id = ? and (not n.is_private or m.id is not null)
        and (?::boolean is null or x.is_read = ?::boolean)
-       and (?::text is null or n.team_id = (select id from teams where lower(name) = lower(?::text)))`;
+       and (?::text is null or n.team_id = (select id from teams where name_key = ?::text))`;
   const state = readState(filter.state);
-  const team = filter.team ?? null;
+  const team = teamKey(filter.team);
   const parameters = [userId, state, state, team, team];
   const { items, total } = await pageOfEntities(em, Notification, 'x', where, parameters, 'x.id desc', page);
   return { notifications: items, total };
@@ -44,12 +48,13 @@ export async function toggleNotification(em: EntityManager, notification: Notifi
 
 /** Marks every unread notification of the user read (only those about notes of `team`, when given): one statement. */
 export async function markAllRead(em: EntityManager, userId: number, team: string | undefined): Promise<number> {
+  const key = teamKey(team);
   const rows = await em.execute<{ id: number }[]>(
     `update notifications x set is_read = true, updated_at = ?
       where x.user_id = ? and not x.is_read
-        and (?::text is null or x.note_id in (select n.id from notes n join teams t on t.id = n.team_id where lower(t.name) = lower(?::text)))
+        and (?::text is null or x.note_id in (select n.id from notes n join teams t on t.id = n.team_id where t.name_key = ?::text))
       returning x.id`,
-    [currentTime(), userId, team ?? null, team ?? null],
+    [currentTime(), userId, key, key],
   );
   return rows.length;
 }

@@ -7,16 +7,19 @@ import type { Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OAuthSettings } from '../../config.ts';
 import { SharedBudget, type Verdict } from '../../http/rate-limit.ts';
+import { foldCase } from '../text/fold.ts';
 
 export type { Verdict };
 export type SignInLimits = { attempt(em: EntityManager, account: string, address: string): Promise<Verdict> };
 
 /**
- * The key of an account's budget. A name longer than any username (39 characters) names no account, yet its attempts
- * still count; it is hashed, so a 2 MiB "login" cannot become a row key (PostgreSQL refuses index rows past ~2.7 KB).
+ * The key of an account's budget: the foldCase key of the name (text/fold.ts), the one sign-in looks the user up by,
+ * so `ALICE`, `alice` and `ａｌｉｃｅ` spend one budget. A name longer than any username (39 characters) names no account,
+ * yet its attempts still count; past 64 characters it is neither folded (NFKC can make a text 18 times longer) nor
+ * stored but hashed, so a 2 MiB "login" cannot become a row key (PostgreSQL refuses index rows past ~2.7 KB).
  */
 export function accountKey(account: string): string {
-  const name = account.toLowerCase();
+  const name = account.length <= 64 ? foldCase(account) : account;
   return name.length <= 64 ? `account:${name}` : `account#${createHash('sha256').update(name, 'utf8').digest('hex')}`;
 }
 
