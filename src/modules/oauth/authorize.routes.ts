@@ -8,13 +8,12 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import type { OAuthSettings } from '../../config.ts';
 import { plainBodies, plainRouter, type Refusal } from '../../http/input-guard.ts';
 import { checkCredentials } from '../auth/passwords.ts';
-import { escapeHtml } from '../web/html.ts';
 import type { Sessions, SignedIn } from '../sessions/sessions.ts';
 import type { User } from '../users/user.entity.ts';
 import { findClient } from './clients.ts';
 import { grantCovers, oauthModel } from './model.ts';
 import type { OAuthClient } from './oauth.entity.ts';
-import { consentPage, errorPage, refusalPage, sendPage, signInPage, stylesheet } from './pages.ts';
+import { consentPage, errorPage, messagePage, refusalPage, sendPage, signInPage, stylesheet } from './pages.ts';
 import { parseScopeParameter, tokenScopeOf } from './scopes.ts';
 import { sendRateLimitHeaders, type SignInLimits } from './sign-in-limits.ts';
 
@@ -132,7 +131,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
     const session = await sessions.read(req);
     const returnTo = safeReturnTo(req.query.return_to);
     if (session && returnTo) return res.redirect(303, returnTo);
-    if (session) return sendPage(res, 200, 'Signed in', `<h1>Signed in</h1><p>You are signed in as ${escapeHtml(session.user.username)}.</p>`);
+    if (session) return sendPage(res, 200, 'Signed in', messagePage('Signed in', `You are signed in as ${session.user.username}.`));
     await showSignIn(req, res, 200, returnTo ?? '');
   }
 
@@ -152,7 +151,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
     if (!user) return showSignIn(req, res, 403, returnTo, { login, message: 'The user name or the password is wrong.' });
     await sessions.start(req, res, user);
     if (returnTo) return res.redirect(303, returnTo);
-    sendPage(res, 200, 'Signed in', `<h1>Signed in</h1><p>You are signed in.</p>`);
+    sendPage(res, 200, 'Signed in', messagePage('Signed in', 'You are signed in.'));
   }
 
   async function signOut(req: express.Request, res: express.Response) {
@@ -161,7 +160,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
       return sendPage(res, 403, 'Sign out', errorPage('the form has expired or did not come from this site'));
     }
     await sessions.end(req, res);
-    sendPage(res, 200, 'Signed out', '<h1>Signed out</h1>');
+    sendPage(res, 200, 'Signed out', messagePage('Signed out'));
   }
 
   const stylesheetFile: express.RequestHandler = (_req, res) => {
