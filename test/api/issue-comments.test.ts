@@ -4,19 +4,15 @@ import { createIssueComment, deleteIssueComment, listIssueComments } from '../..
 import { Comment } from '../../src/modules/comments/comment.entity.ts';
 import { Log } from '../../src/modules/logs/log.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { addMember, anonymous, makeIssue, makeNote, makeUser, type Actor } from '../support/factories.ts';
-import { makeScenario } from '../support/scenario.ts';
+import type { TestApp } from '../support/app.ts';
+import { notificationsOf as notificationsOfComment, startCommentCast } from '../support/comments.ts';
+import { anonymous, makeIssue, makeNote, type Actor } from '../support/factories.ts';
 
 let app: TestApp;
 let manager: Actor, member: Actor, colleague: Actor, outsider: Actor, reader: Actor;
 
 beforeAll(async () => {
-  app = await startTestApp({}, { countQueries: true });
-  const cast = await makeScenario(app, { team: 'desk', usernames: { manager: 'ida', member: 'ivo', outsider: 'ines', reader: 'ira' } });
-  ({ manager, member, outsider, reader } = cast);
-  colleague = await makeUser(app, 'ilse');
-  await addMember(app, cast.team, colleague.user, 'member');
+  ({ app, manager, member, colleague, outsider, reader } = await startCommentCast('desk', { manager: 'ida', member: 'ivo', outsider: 'ines', reader: 'ira', colleague: 'ilse' }));
 });
 afterAll(async () => app?.close());
 
@@ -28,8 +24,7 @@ async function freshIssue(options: { isPrivate?: boolean } = {}) {
   const issue = await makeIssue(app, note, member, { title: `Problem ${counter}` });
   return { note, issue, issueUrl: `/api/v1/desk/${note.slug}/issues/${issue.index}`, url: `/api/v1/desk/${note.slug}/issues/${issue.index}/comments` };
 }
-const notificationsOf = async (commentId: number) =>
-  (await app.em().find(Notification, { comment: commentId }, { orderBy: { id: 'asc' } })).map((row) => [row.user.id, row.event, row.type, row.issue?.id ?? null]);
+const notificationsOf = (commentId: number) => notificationsOfComment(app, commentId, 'issue');
 
 describe('createIssueComment', () => {
   it('stores the comment on the issue, embeds the issue, notifies the mentioned and the issue creator, never the actor, and logs it', async () => {

@@ -3,19 +3,15 @@ import { createClient } from '../../generated/client/client/index.ts';
 import { createNoteComment, listNoteComments } from '../../generated/client/index.ts';
 import { Comment } from '../../src/modules/comments/comment.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { addMember, anonymous, makeNote, makeUser, type Actor } from '../support/factories.ts';
-import { makeScenario } from '../support/scenario.ts';
+import type { TestApp } from '../support/app.ts';
+import { notificationsOf as notificationsOfComment, startCommentCast } from '../support/comments.ts';
+import { anonymous, makeNote, makeUser, type Actor } from '../support/factories.ts';
 
 let app: TestApp;
 let manager: Actor, member: Actor, colleague: Actor, outsider: Actor, reader: Actor;
 
 beforeAll(async () => {
-  app = await startTestApp({}, { countQueries: true });
-  const cast = await makeScenario(app, { team: 'chat', usernames: { manager: 'nina', member: 'nico', outsider: 'oona', reader: 'remy' } });
-  ({ manager, member, outsider, reader } = cast);
-  colleague = await makeUser(app, 'cara');
-  await addMember(app, cast.team, colleague.user, 'member');
+  ({ app, manager, member, colleague, outsider, reader } = await startCommentCast('chat', { manager: 'nina', member: 'nico', outsider: 'oona', reader: 'remy', colleague: 'cara' }));
 });
 afterAll(async () => app?.close());
 
@@ -26,8 +22,7 @@ async function freshNote(options: { isPrivate?: boolean } = {}) {
   const note = await makeNote(app, 'chat', member.user, { slug: `topic-${counter}`, isPrivate: options.isPrivate ?? false });
   return { note, url: `/api/v1/chat/${note.slug}/comments` };
 }
-const notificationsOf = async (commentId: number) =>
-  (await app.em().find(Notification, { comment: commentId }, { orderBy: { id: 'asc' } })).map((row) => [row.user.id, row.event, row.type, row.page?.id ?? null]);
+const notificationsOf = (commentId: number) => notificationsOfComment(app, commentId, 'page');
 
 describe('createNoteComment', () => {
   it('stores the comment on the note, embeds the note, notifies the mentioned and the note author, never the actor', async () => {

@@ -3,20 +3,15 @@ import { createClient } from '../../generated/client/client/index.ts';
 import { createPageComment, deletePageComment, listPageComments } from '../../generated/client/index.ts';
 import { Comment } from '../../src/modules/comments/comment.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { addMember, anonymous, makeNote, makePage, makePageComment, makeUser, type Actor } from '../support/factories.ts';
-import { makeScenario } from '../support/scenario.ts';
+import type { TestApp } from '../support/app.ts';
+import { startCommentCast } from '../support/comments.ts';
+import { anonymous, makeNote, makePage, makePageComment, type Actor } from '../support/factories.ts';
 
 let app: TestApp;
 let manager: Actor, member: Actor, colleague: Actor, outsider: Actor, reader: Actor;
 
 beforeAll(async () => {
-  app = await startTestApp({}, { countQueries: true });
-  // mentions and expectations spell these usernames
-  const cast = await makeScenario(app, { team: 'talk', usernames: { manager: 'mona', member: 'milo', outsider: 'otto', reader: 'rita' } });
-  ({ manager, member, outsider, reader } = cast);
-  colleague = await makeUser(app, 'cleo');
-  await addMember(app, cast.team, colleague.user, 'member');
+  ({ app, manager, member, colleague, outsider, reader } = await startCommentCast('talk', { manager: 'mona', member: 'milo', outsider: 'otto', reader: 'rita', colleague: 'cleo' }));
 });
 afterAll(async () => app?.close());
 
