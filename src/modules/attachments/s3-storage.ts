@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { StorageConfig } from '../../config.ts';
-import { requireChecksum, type ByteRange, type Storage } from './storage.ts';
+import { requireChecksum, type ByteRange, type Storage } from './storage.contract.ts';
 
 type S3Config = Extract<StorageConfig, { kind: 's3' }>;
 
