@@ -27,7 +27,7 @@ import { OAuthClient } from '../modules/oauth/oauth.entity.ts';
 import { User } from '../modules/users/user.entity.ts';
 import { readPassword } from './read-password.ts';
 import { createUser, findUserByUsername } from '../modules/users/users.service.ts';
-import { searchProvider } from '../modules/search/search.provider.ts';
+import { reindex } from '../modules/search/search.indexer.ts';
 
 const usage = `usage:
   npm run admin -- create-user <username> [--name NAME] [--lang en|ja]
@@ -188,7 +188,7 @@ async function run(argv: string[]): Promise<number> {
       }
       case 'reindex': {
         parse(rest, []);
-        const report = await searchProvider().rebuild(em);
+        const report = await reindex(em);
         const [size] = await em.execute<{ table: string; indexes: string }[]>(
           `select pg_size_pretty(pg_table_size('search_documents')) as "table", pg_size_pretty(pg_indexes_size('search_documents')) as indexes`,
         );

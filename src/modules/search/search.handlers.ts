@@ -5,7 +5,7 @@ import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteViews, notesByIds } from '../notes/notes.loader.ts';
 import { parseQuery } from './query.ts';
 import type { MatchRow } from './search.query.ts';
-import { searchProvider } from './search.provider.ts';
+import { searchIndex } from './search.query.ts';
 import { snippet } from './snippet.ts';
 
 function presentMatch(match: MatchRow, terms: readonly string[]): SearchMatch {
@@ -28,7 +28,7 @@ export const searchOperations = {
   searchNotes: defineOperation('searchNotes', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const parsed = parseQuery(query.q);
     const page = pagination(query);
-    const hits = await searchProvider().search(context.em, caller.user.id, {
+    const hits = await searchIndex(context.em, caller.user.id, {
       query: parsed,
       kind: query.type === undefined || query.type === 'all' ? undefined : query.type,
       noteId: query.note_id,

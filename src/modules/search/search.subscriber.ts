@@ -5,8 +5,7 @@
 // either: who may read a document is decided by the note's row at search time.
 import { subscribe, type DomainEvent } from '../events/events.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { commentDocument, issueDocument, noteDocument, pageDocument, pageDocumentsOfNote, type SearchDocument } from './search.indexer.ts';
-import { searchProvider } from './search.provider.ts';
+import { commentDocument, issueDocument, noteDocument, pageDocument, pageDocumentsOfNote, writeDocuments, type SearchDocument } from './search.indexer.ts';
 
 const touchesText = (changed: readonly string[]) => changed.some((field) => field === 'title' || field === 'description' || field === 'content');
 
@@ -54,6 +53,6 @@ export function subscribeSearchIndex(): void {
   subscribe('search', async (em, event) => {
     const document = documentFor(event);
     const documents = document ? [document] : await documentsWrittenSetBased(em, event);
-    if (documents.length > 0) await searchProvider().index(em, documents);
+    if (documents.length > 0) await writeDocuments(em, documents);
   });
 }
