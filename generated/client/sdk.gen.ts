@@ -198,7 +198,8 @@ export const listContributors = <ThrowOnError extends boolean = false>(options: 
  * default team, or into `team`, in one transaction and a fixed number of statements however many pages. Each page
  * of the fork remembers its origin page and the version it was copied from (its base), so that changes can later
  * be pulled (`pullFork`) and proposed back (`createRequest`). The copy writes no page versions: a fork page's
- * history starts with its first change in the fork. Attachments are not copied (yet). The fork keeps the original's `is_private`, has no
+ * history starts with its first change in the fork. The note's attachments come along (rows of the fork that share
+ * the stored bytes). The fork keeps the original's `is_private`, has no
  * slug, and is titled `Copy of <note title> (<team name>)` unless `title` is given. Anyone who may read the note
  * may fork it, into a team they are a member of. The body is optional. The answer is the fork, with `user_id`,
  * `pulled_at` and `forked`.

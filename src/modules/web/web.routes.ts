@@ -1,6 +1,6 @@
 // The browser views behind every `html_url` the API returns (src/http/urls.ts gives their shapes), plus the
-// caller's activity and notifications, the page history list and the diff view. Reading only; see README
-// "Reading in a browser". Who may read what is the API's: each view runs the API's operations (web.context.ts).
+// caller's activity and notifications, the page history list and the diff view. Reading only; see
+// docs/operating.md, "Reading in a browser". Who may read what is the API's: each view runs the API's operations (web.context.ts).
 import { readFileSync } from 'node:fs';
 import express from 'express';
 import type { AppServices } from '../../http/handler.ts';
