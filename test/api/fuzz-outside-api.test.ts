@@ -13,6 +13,7 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
+import { DEEP, deepText, hostileEncodings, hostileStrings, wrongTypes } from '../support/hostile-values.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -34,26 +35,11 @@ let digestQuery: string;
 let validateProblem: (value: unknown) => boolean;
 let validateOAuthError: (value: unknown) => boolean;
 
-const DEEP = '"\u0001deep\u0001"';
 const huge = fc.constantFrom(300, 70_000, 300_000).map((length) => 'x'.repeat(length));
-const hostileString = fc.oneof(
-  fc.string({ maxLength: 20 }).map((text) => `${text}\u0000${text}`),
-  fc.tuple(fc.string({ maxLength: 20 }), fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff')).map(([text, half]) => `${text}${half}`),
-  huge,
-);
-const wrongType = fc.oneof(
-  fc.constant({}),
-  fc.constant({ $gt: '' }),
-  fc.array(fc.oneof(fc.integer(), fc.string({ maxLength: 5 })), { minLength: 1, maxLength: 3 }).map((items) => [items]),
-  fc.constant(DEEP),
-  fc.constantFrom(1e308, -1, 2 ** 53, true, null),
-);
+const hostileString = hostileStrings(huge);
+const wrongType = wrongTypes(null);
 /** Percent-encoded text no decoder should take whole: NUL, bytes that are not UTF-8, an encoded surrogate, bad escapes. */
-const hostileEncoded = fc.oneof(
-  hostileString.map((text) => encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '').slice(0, 20_000))),
-  fc.constantFrom('%00', 'a%00b', '%ff%fe', '%ED%A0%80', '%zz', '%', '%C0%AF', '..%2F..%2F', '%2e%2e', '1e309', '0x10', '99999999999', '-1', `${'%41'.repeat(5000)}`),
-);
-const deepText = fc.integer({ min: 2_000, max: 20_000 }).map((depth) => `${'['.repeat(depth)}${']'.repeat(depth)}`);
+const hostileEncoded = hostileEncodings(hostileString, ['%00', 'a%00b', '%ff%fe', '%ED%A0%80', '%zz', '%', '%C0%AF', '..%2F..%2F', '%2e%2e', '1e309', '0x10', '99999999999', '-1', `${'%41'.repeat(5000)}`]);
 /** HTTP Basic credentials as a client might send them: raw, percent-encoded (RFC 6749 section 2.3.1), or huge. */
 const hostileCredential = fc.oneof(
   fc.constantFrom('a\u0000b', 'a%00b', '%ED%A0%80', '%zz', '\ud800', 'x'.repeat(70_000)),

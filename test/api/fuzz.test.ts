@@ -10,6 +10,7 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
+import { DEEP, deepText, hostileEncodings, hostileStrings, wrongTypes } from '../support/hostile-values.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { operations } from '../../src/http/operations.ts';
@@ -88,31 +89,16 @@ function setAt(body: Record<string, unknown>, at: string[], value: unknown): Rec
   return copy;
 }
 
-const DEEP = '"\u0001deep\u0001"';
 // past the title (255), the comment (64 KiB), the page content (1 MiB) and the body (2 MiB) limits; the large ones
 // rarely, they cost the most to send
 const huge = fc.oneof(
   { arbitrary: fc.constantFrom(300, 70_000), weight: 6 },
   { arbitrary: fc.constantFrom(1_100_000, 2_200_000), weight: 1 },
 ).map((length) => 'x'.repeat(length));
-const hostileString = fc.oneof(
-  fc.string({ maxLength: 20 }).map((text) => `${text}\u0000${text}`),
-  fc.tuple(fc.string({ maxLength: 20 }), fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff')).map(([text, half]) => `${text}${half}`),
-  huge,
-);
-const wrongType = fc.oneof(
-  fc.constant({}),
-  fc.constant({ $gt: '' }),
-  fc.array(fc.oneof(fc.integer(), fc.string({ maxLength: 5 })), { minLength: 1, maxLength: 3 }).map((items) => [items]),
-  fc.constant(DEEP),
-  fc.constantFrom(1e308, -1, 2 ** 53, true),
-);
+const hostileString = hostileStrings(huge);
+const wrongType = wrongTypes();
 /** Percent-encoded text no decoder should take whole: NUL, bytes that are not UTF-8, an encoded surrogate, bad escapes. */
-const hostileEncoded = fc.oneof(
-  hostileString.map((text) => encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '').slice(0, 20_000))),
-  fc.constantFrom('%00', '%ff%fe', '%ED%A0%80', '%zz', '%', '%C0%AF', '..%2F..%2F', '%2e%2e', `${'%41'.repeat(5000)}`),
-);
-const deepText = fc.integer({ min: 2_000, max: 20_000 }).map((depth) => `${'['.repeat(depth)}${']'.repeat(depth)}`);
+const hostileEncoded = hostileEncodings(hostileString, ['%00', '%ff%fe', '%ED%A0%80', '%zz', '%', '%C0%AF', '..%2F..%2F', '%2e%2e', `${'%41'.repeat(5000)}`]);
 
 function formText(form: Record<string, string | number>): string {
   return new URLSearchParams(Object.entries(form).map(([key, value]) => [key, String(value)])).toString();
