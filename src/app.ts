@@ -38,6 +38,17 @@ export type AppDependencies = {
   changes?: ChangeFeed;
 };
 
+/**
+ * An upper bound of what a team's kept members hold: each presented user (an object of a dozen fields and its
+ * strings) and its share of the lists' JSON, kept beside them as text and as bytes (json.ts); the names count again
+ * in each of those.
+ */
+function teamMembersBytes(members: TeamMembers): number {
+  let bytes = 256;
+  for (const user of [...members.managers, ...members.members]) bytes += 1600 + 8 * (user.username.length + user.name.length);
+  return bytes;
+}
+
 export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDependencies): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -46,11 +57,16 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   app.set('trust proxy', config.trustProxy);
   subscribeAll();
   const urls = createUrls(config.publicUrl);
+  // CACHE_BYTES divided among the caches: half for page views, a quarter for hot reads (mostly the very bytes of
+  // the views they answer with), an eighth each for the members of teams and the page orders of notes
+  const cacheBytes = config.cacheBytes;
   const memory: Memory = {
-    pageViews: new PageViewCache(),
-    hot: hotReads(changes),
-    teamMembers: new FeedCache<TeamMembers>(changes, { entries: 10_000, size: 2_000_000, sizeOf: (members) => members.roles.size + 1 }),
-    treeOrders: new FeedCache<readonly number[]>(changes, { entries: 1000, size: 4_000_000, sizeOf: (ids) => ids.length + 1 }),
+    pageViews: new PageViewCache(cacheBytes / 2),
+    hot: hotReads(changes, cacheBytes / 4),
+    // a large team is read by every request about its notes: one may take half the share
+    teamMembers: new FeedCache<TeamMembers>(changes, { entries: 10_000, bytes: cacheBytes / 8, largest: cacheBytes / 16, sizeOf: teamMembersBytes }),
+    // a whole note's order is one entry, so one may take a quarter of the share (a note of many thousands of pages)
+    treeOrders: new FeedCache<readonly number[]>(changes, { entries: 1000, bytes: cacheBytes / 8, largest: cacheBytes / 32, sizeOf: (ids) => 64 + 8 * ids.length }),
   };
   const services: AppServices = { config, urls, memory };
   // a token changed or deleted anywhere is looked up again at its next use

@@ -13,6 +13,11 @@ export type Config = {
   validateResponses: boolean;
   rateLimitPerHour: number;
   /**
+   * CACHE_BYTES: the memory all the in-process caches together may hold (page views, hot reads, team members, page
+   * tree orders), divided among them where they are made (src/app.ts). Raise the heap ceiling with it (scripts/serve.sh).
+   */
+  cacheBytes: number;
+  /**
    * Express's `trust proxy`: which proxies' `X-Forwarded-For` names the client's address (the sign-in limits count
    * per address). false (the default) takes the connection's address; behind a reverse proxy, set TRUST_PROXY.
    */
@@ -171,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', environment === 'test' ? 'silent' : 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     validateResponses: environment !== 'production',
     rateLimitPerHour: integer(env, 'RATE_LIMIT_PER_HOUR', 5000, 1, 10_000_000),
+    cacheBytes: integer(env, 'CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),
     limits: {
       requestBodyBytes: integer(env, 'LIMIT_REQUEST_BODY_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -7,9 +7,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { DefaultLogger, type LogContext } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
-import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { entities } from './entities.ts';
 import { PGliteStream } from './pglite-stream.ts';
+import { NotesPostgreSqlDriver } from './postgresql-driver.ts';
 import { pgliteChangeFeed, postgresChangeFeed, silentFeed, type ChangeFeed } from './change-feed.ts';
 import { migrationsList, renameAppliedMigrations } from './migrations.ts';
 
@@ -75,7 +76,7 @@ export type QueryObserver = (sql: string) => void;
 async function initOrm(connection: Record<string, unknown>, options: Pick<OpenOptions, 'debug' | 'onQuery'>): Promise<Orm> {
   const onQuery = options.onQuery;
   return MikroORM.init({
-    driver: PostgreSqlDriver,
+    driver: NotesPostgreSqlDriver,
     entities,
     extensions: [Migrator],
     migrations: { migrationsList: migrationsList(), transactional: true, allOrNothing: true, silent: true, snapshot: false },

@@ -13,21 +13,42 @@ import type { RequestHandler } from 'express';
 import type { Change, ChangeFeed } from '../db/change-feed.ts';
 import { ifNoneMatchHits } from './etag.ts';
 
+/** What one entry costs beside its value: its key, its tags, the entry and the slots of the maps that index it. */
+function entryOverheadBytes(key: string, tags: readonly string[]): number {
+  let bytes = 256 + 2 * key.length;
+  for (const tag of tags) bytes += 96 + 2 * tag.length;
+  return bytes;
+}
+
+/**
+ * Limits of a cache: at most `entries` entries and `bytes` bytes in all, counted by `sizeOf` (an upper bound of the
+ * memory a value keeps alive) plus each entry's own overhead; one entry may take `largest` bytes at most (default a
+ * 64th of `bytes`).
+ */
+export type FeedCacheLimits<Value> = { entries: number; bytes: number; largest?: number; sizeOf: (value: Value) => number };
+
 export class FeedCache<Value> {
   readonly #feed: ChangeFeed;
   readonly #entries = new Map<string, { value: Value; tags: readonly string[]; size: number }>();
   readonly #byTag = new Map<string, Set<string>>();
   readonly #maxEntries: number;
   readonly #maxSize: number;
+  readonly #largest: number;
   readonly #sizeOf: (value: Value) => number;
   #size = 0;
 
-  constructor(feed: ChangeFeed, limits: { entries: number; size: number; sizeOf: (value: Value) => number }) {
+  constructor(feed: ChangeFeed, limits: FeedCacheLimits<Value>) {
     this.#feed = feed;
     this.#maxEntries = limits.entries;
-    this.#maxSize = limits.size;
+    this.#maxSize = limits.bytes;
+    this.#largest = limits.largest ?? limits.bytes / 64;
     this.#sizeOf = limits.sizeOf;
     feed.subscribe((change) => this.#heard(change));
+  }
+
+  /** What the entries hold, as counted (tests). */
+  get bytes(): number {
+    return this.#size;
   }
 
   /** Whether entries may be used and kept (the feed hears every change). */
@@ -56,8 +77,8 @@ export class FeedCache<Value> {
 
   keep(key: string, value: Value, tags: readonly string[], mark: number): void {
     if (!this.#feed.live || this.#feed.heard !== mark) return;
-    const size = this.#sizeOf(value);
-    if (size > this.#maxSize / 64) return;
+    const size = this.#sizeOf(value) + entryOverheadBytes(key, tags);
+    if (size > this.#largest) return;
     this.#drop(key);
     this.#entries.set(key, { value, tags, size });
     this.#size += size;
@@ -101,8 +122,9 @@ export class FeedCache<Value> {
 export type HotRead = { body: Buffer; etag: string };
 export type HotReads = FeedCache<HotRead>;
 
-export function hotReads(feed: ChangeFeed): HotReads {
-  return new FeedCache<HotRead>(feed, { entries: 10_000, size: 64 * 1024 * 1024, sizeOf: (entry) => entry.body.length });
+/** `bytes`: the most the kept answers may hold; one answer may take a 16th of it at most. */
+export function hotReads(feed: ChangeFeed, bytes: number): HotReads {
+  return new FeedCache<HotRead>(feed, { entries: 10_000, bytes, largest: bytes / 16, sizeOf: (entry) => entry.body.length + 2 * entry.etag.length });
 }
 
 export function hotReadKey(tokenId: number, path: string): string {

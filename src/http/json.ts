@@ -11,11 +11,12 @@ const sharedObjects = new WeakSet<object>();
 const sharedTexts = new WeakMap<object, string>();
 const sharedBuffers = new WeakMap<object, Buffer>();
 
-function sharedText(item: object): string {
+/** A shared object's JSON; kept with it unless `keep` is false (then made anew where it was not kept before). */
+function sharedText(item: object, keep = true): string {
   let text = sharedTexts.get(item);
   if (text === undefined) {
-    text = toJson(item);
-    sharedTexts.set(item, text);
+    text = toJson(item, keep);
+    if (keep) sharedTexts.set(item, text);
   }
   return text;
 }
@@ -23,10 +24,21 @@ function sharedText(item: object): string {
 function sharedBytes(item: object): Buffer {
   let bytes = sharedBuffers.get(item);
   if (bytes === undefined) {
-    bytes = Buffer.from(sharedText(item), 'utf8');
+    bytes = ownMemory(Buffer.from(sharedText(item), 'utf8'));
     sharedBuffers.set(item, bytes);
   }
   return bytes;
+}
+
+/**
+ * The bytes in memory of their own, for bytes that are kept: a small Buffer is a slice of a shared 8 KiB pool, and
+ * one kept slice keeps its whole pool alive.
+ */
+function ownMemory(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
+  const own = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(own);
+  return own;
 }
 
 /** Marks a presented object as embedded in several places of one response. */
@@ -37,11 +49,17 @@ export function shared<T extends object>(value: T): T {
 
 const bytesBefore = new WeakMap<object, Buffer>();
 
-/** Serialises a presented object now and keeps its bytes with it, for answers served again (cached views). */
+/**
+ * Serialises a presented object now and keeps its bytes with it, for answers served again (cached views). Only those
+ * bytes are kept: the JSON of the shared objects it embeds is reused where it was kept before, but made for this
+ * answer alone otherwise (a page's note and team are presented per request, and an answer kept in a cache would
+ * otherwise hold their JSON two or three times over beside its own bytes).
+ */
 export function serialiseOnce(value: object): Buffer {
   let bytes = bytesBefore.get(value);
   if (bytes === undefined) {
-    bytes = toJsonBytes(value);
+    const parts = toJsonParts(value, false);
+    bytes = ownMemory(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
     bytesBefore.set(value, bytes);
   }
   return bytes;
@@ -62,14 +80,14 @@ export function toJsonBytes(value: unknown): Buffer {
  * object each time), so an answer can be written without ever being joined, and many such answers in flight at once
  * hold one copy of the team, not one each.
  */
-export function toJsonParts(value: unknown): Buffer[] {
+export function toJsonParts(value: unknown, keepShared = true): Buffer[] {
   if (value !== null && typeof value === 'object') {
     const before = bytesBefore.get(value);
     if (before !== undefined) return [before];
   }
   const { text, shared, marker } = skeleton(value);
   if (shared.length === 0) return [Buffer.from(text, 'utf8')];
-  const pieces = shared.map(sharedBytes);
+  const pieces = shared.map(keepShared ? sharedBytes : (item) => sharedBuffers.get(item) ?? Buffer.from(sharedTexts.get(item) ?? toJson(item, false), 'utf8'));
   const parts: Buffer[] = [];
   const pattern = placeholderPattern(marker);
   let at = 0;
@@ -105,8 +123,8 @@ function skeleton(value: unknown): { text: string; shared: object[]; marker: str
   return { text: JSON.stringify(value, replacer), shared, marker };
 }
 
-/** JSON.stringify, with each shared object serialised once. */
-export function toJson(value: unknown): string {
+/** JSON.stringify, with each shared object serialised once (and its JSON kept with it, unless `keep` is false). */
+export function toJson(value: unknown, keep = true): string {
   const { text, shared, marker } = skeleton(value);
-  return shared.length === 0 ? text : text.replace(placeholderPattern(marker), (_, index: string) => sharedText(shared[Number(index)]!));
+  return shared.length === 0 ? text : text.replace(placeholderPattern(marker), (_, index: string) => sharedText(shared[Number(index)]!, keep));
 }

@@ -44,10 +44,11 @@ export function splitLines(text: string): string[] {
   return lines;
 }
 
-type Op = { kind: 'same' | 'del' | 'ins'; line: string };
+/** Consecutive lines of one kind, as the line diff gives them (never copied line by line). */
+type Run = { kind: 'same' | 'del' | 'ins'; lines: readonly string[] };
 
 /** Lower bound on the line edit distance: N + M − 2·(lines the two sides could share). */
-function editLowerBound(a: string[], b: string[]): number {
+function editLowerBound(a: readonly string[], b: readonly string[]): number {
   const counts = new Map<string, number>();
   for (const line of a) counts.set(line, (counts.get(line) ?? 0) + 1);
   let shared = 0;
@@ -62,19 +63,12 @@ function editLowerBound(a: string[], b: string[]): number {
 }
 
 /** Exact line diff of the middle, or undefined past the bound. */
-function diffMiddle(a: string[], b: string[], maxEditCost: number): Op[] | undefined {
-  if (a.length === 0 || b.length === 0) {
-    return [...a.map((line): Op => ({ kind: 'del', line })), ...b.map((line): Op => ({ kind: 'ins', line }))];
-  }
+function diffMiddle(a: string[], b: string[], maxEditCost: number): Run[] | undefined {
+  if (a.length === 0 || b.length === 0) return [{ kind: 'del', lines: a }, { kind: 'ins', lines: b }];
   if (editLowerBound(a, b) > maxEditCost) return undefined;
   const changes = diffArrays(a, b, { maxEditLength: maxEditCost, timeout: DIFF_TIMEOUT_MS });
   if (changes === undefined) return undefined;
-  const ops: Op[] = [];
-  for (const change of changes) {
-    const kind = change.added ? 'ins' : change.removed ? 'del' : 'same';
-    for (const line of change.value) ops.push({ kind, line });
-  }
-  return ops;
+  return changes.map((change): Run => ({ kind: change.added ? 'ins' : change.removed ? 'del' : 'same', lines: change.value }));
 }
 
 type Segment = { text: string; changed: boolean };
@@ -117,19 +111,20 @@ function wordPair(before: string, after: string, budget: { chars: number }): [st
   return [renderSide(del), renderSide(ins)];
 }
 
-function renderHunk(dels: string[], inss: string[], words: boolean, budget: { chars: number }): string {
-  const delHtml = dels.map(escapeHtml);
-  const insHtml = inss.map(escapeHtml);
-  if (words) {
-    for (let i = 0; i < Math.min(dels.length, inss.length); i++) {
-      const pair = wordPair(dels[i] ?? '', inss[i] ?? '', budget);
-      if (pair) [delHtml[i], insHtml[i]] = pair;
-    }
-  }
-  return (
-    delHtml.map((h) => `<li class="del"><del>${h}</del></li>`).join('') +
-    insHtml.map((h) => `<li class="ins"><ins>${h}</ins></li>`).join('')
-  );
+/**
+ * Appends a changed region to `out`: its deleted lines, then its inserted ones, the n-th deleted and n-th inserted
+ * line paired for word highlighting. The markup goes out in pieces, joined once for the whole diff (a diff of two
+ * 1 MiB versions is a few MB of HTML: no string per line or per region on the way).
+ */
+function renderHunk(out: string[], dels: readonly string[], inss: readonly string[], words: boolean, budget: { chars: number }): void {
+  const pairs: ([string, string] | undefined)[] = [];
+  if (words) for (let i = 0; i < Math.min(dels.length, inss.length); i++) pairs.push(wordPair(dels[i]!, inss[i]!, budget));
+  for (let i = 0; i < dels.length; i++) out.push('<li class="del"><del>', pairs[i]?.[0] ?? escapeHtml(dels[i]!), '</del></li>');
+  for (let i = 0; i < inss.length; i++) out.push('<li class="ins"><ins>', pairs[i]?.[1] ?? escapeHtml(inss[i]!), '</ins></li>');
+}
+
+function renderSame(out: string[], lines: readonly string[], from: number, to: number): void {
+  for (let i = from; i < to; i++) out.push('<li class="unchanged"><span>', escapeHtml(lines[i]!), '</span></li>');
 }
 
 export function renderDiff(before: string, after: string, options: DiffOptions = {}): DiffResult {
@@ -146,30 +141,29 @@ export function renderDiff(before: string, after: string, options: DiffOptions =
   const bMid = b.slice(prefix, b.length - suffix);
   const exact = diffMiddle(aMid, bMid, maxEditCost);
   const bounded = exact === undefined;
-  const ops: Op[] = [
-    ...a.slice(0, prefix).map((line): Op => ({ kind: 'same', line })),
-    ...(exact ?? [...aMid.map((line): Op => ({ kind: 'del', line })), ...bMid.map((line): Op => ({ kind: 'ins', line }))]),
-    ...a.slice(a.length - suffix).map((line): Op => ({ kind: 'same', line })),
-  ];
+  const runs: Run[] = exact ?? [{ kind: 'del', lines: aMid }, { kind: 'ins', lines: bMid }];
 
   const budget = { chars: WORD_DIFF_BUDGET_CHARS };
-  const parts: string[] = [bounded ? '<div class="diff diff-bounded"><ul>' : '<div class="diff"><ul>'];
-  let dels: string[] = [];
-  let inss: string[] = [];
+  const out: string[] = [bounded ? '<div class="diff diff-bounded"><ul>' : '<div class="diff"><ul>'];
+  renderSame(out, a, 0, prefix);
+  // a changed region: the deleted and inserted lines between two unchanged ones
+  let dels: readonly string[] = [];
+  let inss: readonly string[] = [];
   const flushHunk = (): void => {
-    if (dels.length > 0 || inss.length > 0) parts.push(renderHunk(dels, inss, !bounded, budget));
+    if (dels.length > 0 || inss.length > 0) renderHunk(out, dels, inss, !bounded, budget);
     dels = [];
     inss = [];
   };
-  for (const op of ops) {
-    if (op.kind === 'del') dels.push(op.line);
-    else if (op.kind === 'ins') inss.push(op.line);
+  for (const run of runs) {
+    if (run.kind === 'del') dels = dels.length === 0 ? run.lines : [...dels, ...run.lines];
+    else if (run.kind === 'ins') inss = inss.length === 0 ? run.lines : [...inss, ...run.lines];
     else {
       flushHunk();
-      parts.push(`<li class="unchanged"><span>${escapeHtml(op.line)}</span></li>`);
+      renderSame(out, run.lines, 0, run.lines.length);
     }
   }
   flushHunk();
-  parts.push('</ul></div>');
-  return { html: parts.join(''), bounded };
+  renderSame(out, a, a.length - suffix, a.length);
+  out.push('</ul></div>');
+  return { html: out.join(''), bounded };
 }

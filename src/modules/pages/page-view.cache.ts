@@ -4,18 +4,39 @@
 // triggers bump in the same transaction as any change, made by any process. A view is served only when the stamp it
 // was built at equals the one just read, so a process never serves a view older than a write it can see. Views are
 // per role (the caller's role in the note's team and in the original's), since `role`, `can_*` depend on it.
+//
+// Bounded by bytes (its share of CACHE_BYTES, src/app.ts): each view counts what it keeps alive, its JSON as served
+// and the presented object it was made from (pageViewBytes).
 import type { Page as PageBody } from '../../../generated/client/types.gen.ts';
 import { serialiseOnce } from '../../http/json.ts';
 import type { PageScope } from '../access/scope.ts';
 
 const MAX_ENTRIES = 5000;
-const MAX_CHARS = 32 * 1024 * 1024;
 
-type Entry = { stamp: string; body: PageBody; chars: number };
+/** What a key, its entry and the map's slot cost beside the view itself. */
+const ENTRY_OVERHEAD_BYTES = 512;
+
+/**
+ * The memory a kept view holds, an upper bound: its JSON (a Buffer), the content string (at most two bytes per
+ * character), and the rest of the presented object at most three times its JSON (objects and short strings weigh
+ * more on the heap than in JSON; the JSON of the rest is at most what is left once the content's characters are
+ * taken out). Team members it embeds are counted by their own cache.
+ */
+export function pageViewBytes(jsonBytes: number, contentChars: number): number {
+  return jsonBytes + 2 * contentChars + 3 * Math.max(0, jsonBytes - contentChars) + ENTRY_OVERHEAD_BYTES;
+}
+
+type Entry = { stamp: string; body: PageBody; bytes: number };
 
 export class PageViewCache {
   readonly #views = new Map<string, Entry>();
-  #totalChars = 0;
+  readonly #maxBytes: number;
+  #totalBytes = 0;
+
+  /** `bytes`: the most the kept views may hold; one view may take a quarter of it at most. */
+  constructor(bytes: number) {
+    this.#maxBytes = bytes;
+  }
 
   /** The presented view of the scope's page, when one was built at the stamp the scope was just loaded with. */
   get(scope: PageScope): PageBody | undefined {
@@ -33,18 +54,24 @@ export class PageViewCache {
 
   /** Keeps a view presented from data read after the scope's stamp (so never older than the stamp says). */
   keep(scope: PageScope, body: PageBody): void {
-    const chars = serialiseOnce(body).length; // served again as this very text
-    if (chars > MAX_CHARS / 16) return;
+    // served again as this very JSON, made now and kept with the body
+    const bytes = pageViewBytes(serialiseOnce(body).length, body.content.length);
+    if (bytes > this.#maxBytes / 4) return;
     this.#drop(scope.view.key);
-    this.#views.set(scope.view.key, { stamp: scope.view.stamp, body, chars });
-    this.#totalChars += chars;
-    while (this.#views.size > MAX_ENTRIES || this.#totalChars > MAX_CHARS) this.#drop(this.#views.keys().next().value!);
+    this.#views.set(scope.view.key, { stamp: scope.view.stamp, body, bytes });
+    this.#totalBytes += bytes;
+    while (this.#views.size > MAX_ENTRIES || this.#totalBytes > this.#maxBytes) this.#drop(this.#views.keys().next().value!);
+  }
+
+  /** What the kept views hold, as counted (tests). */
+  get bytes(): number {
+    return this.#totalBytes;
   }
 
   #drop(key: string): void {
     const entry = this.#views.get(key);
     if (!entry) return;
-    this.#totalChars -= entry.chars;
+    this.#totalBytes -= entry.bytes;
     this.#views.delete(key);
   }
 }

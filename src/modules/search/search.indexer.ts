@@ -25,28 +25,34 @@ export const issueDocument = (issue: { id: number; title: string; description: s
 export const commentDocument = (comment: { id: number; body: string }, noteId: number): SearchDocument =>
   ({ kind: 'comment', objectId: comment.id, noteId, title: '', body: htmlToText(comment.body) });
 
-/** Writes (or replaces) the documents, on the caller's entity manager (inside its transaction, where it has one). */
+/**
+ * Writes (or replaces) the documents, on the caller's entity manager (inside its transaction, where it has one). The
+ * values go into the statement's text one by one (the ORM writes every value into the SQL text): a 1 MiB page's body,
+ * normalized body and tokens are each copied once into the statement, not wrapped in JSON that is then escaped again.
+ */
 export async function writeDocuments(em: EntityManager, documents: readonly SearchDocument[]): Promise<void> {
   if (documents.length === 0) return;
-  const rows = documents.map((document) => {
-    // well-formed: a lone surrogate (which JSON escapes and jsonb refuses) becomes U+FFFD, as it does when stored
+  const values: unknown[] = [];
+  for (const document of documents) {
+    // well-formed: a lone surrogate (which UTF-8 cannot carry) becomes U+FFFD, as it does when stored
     const title = document.title.toWellFormed();
     const body = document.body.slice(0, MAX_BODY_CHARS).toWellFormed();
     const normTitle = normalize(title);
     const normBody = normalize(body);
     const tokens = indexTokens(normTitle === '' ? normBody : `${normTitle} ${normBody}`);
-    return { k: document.kind, o: document.objectId, n: document.noteId, t: title, b: body, nt: normTitle, nb: normBody, x: `{${tokens.join(',')}}` };
-  });
+    values.push(document.kind, document.objectId, document.noteId, title, body, normTitle, normBody, `{${tokens.join(',')}}`);
+  }
+  const rows = documents.map(() => '(?::text, ?::int, ?::int, ?::text, ?::text, ?::text, ?::text, ?::int[])').join(', ');
   await em.execute(
     `insert into search_documents (kind, object_id, note_id, page_id, issue_id, comment_id, title, body, norm_title, norm_body, tokens)
      select r.k, r.o, r.n,
             case when r.k = 'page' then r.o end, case when r.k = 'issue' then r.o end, case when r.k = 'comment' then r.o end,
-            r.t, r.b, r.nt, r.nb, r.x::int[]
-       from jsonb_to_recordset(?::jsonb) as r(k text, o int, n int, t text, b text, nt text, nb text, x text)
+            r.t, r.b, r.nt, r.nb, r.x
+       from (values ${rows}) as r(k, o, n, t, b, nt, nb, x)
      on conflict (kind, object_id) do update
        set note_id = excluded.note_id, title = excluded.title, body = excluded.body,
            norm_title = excluded.norm_title, norm_body = excluded.norm_body, tokens = excluded.tokens`,
-    [JSON.stringify(rows)],
+    values,
   );
 }
 
