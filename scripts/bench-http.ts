@@ -30,10 +30,10 @@ import path from 'node:path';
 import pg from 'pg';
 import type { CannedResponse } from './bench-baseline.ts';
 import { benchAttachments } from './bench-attachments.ts';
+import { RSS_GOAL_MB, type Database } from './lib/bench-goals.ts';
 import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
 
 // ------------------------------------------------------------------------------------------------ goals and cases
-type Database = 'pglite' | 'postgres';
 
 /** Service req/s ÷ baseline req/s must reach these (page write: spread over 50 pages; the hot page is reported only). */
 const RATIO_GOALS: Record<'read' | 'write', Record<Database, number>> = {
@@ -42,8 +42,6 @@ const RATIO_GOALS: Record<'read' | 'write', Record<Database, number>> = {
 };
 /** Page read p99 at 50 connections, milliseconds (no goal on PGlite: reported only). */
 const READ_P99_GOAL_MS: Partial<Record<Database, number>> = { postgres: 25 };
-/** Largest VmRSS of the server process sampled during the load rounds, MB. */
-const RSS_GOAL_MB: Record<Database, number> = { postgres: 250, pglite: 400 };
 
 /** A request of a growth case: path (with {placeholders} filled from the seeded data) and who asks. */
 type Probe = { path: string; as: Caller };

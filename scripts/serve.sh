@@ -9,7 +9,7 @@
 #                           It must hold the server's own live objects, the caches (CACHE_BYTES in all, counted
 #                           by what they keep alive), and a few page writes at once, each of which holds a few
 #                           copies of its page (up to LIMIT_PAGE_CONTENT_BYTES) while it runs; 128 MB holds the
-#                           defaults with room to spare (README, "Speed"). Raise it with CACHE_BYTES or the limit.
+#                           defaults with room to spare (docs/speed.md). Raise it with CACHE_BYTES or the limit.
 # Override any of them from the environment: NODE_SERVER_FLAGS replaces the Node flags.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

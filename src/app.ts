@@ -1,6 +1,7 @@
 // buildApp(deps) -> the express app, without listen(). The request flow for the API is:
 // request id + log -> `.json` suffix -> body parsers -> entity manager -> auth -> rate limit -> OpenAPI validator
 // (form coercion, request validation, response validation) -> handlers[operationId] -> one error handler.
+import { AnswerGate } from './http/answer-gate.ts';
 import compression from 'compression';
 import cors from 'cors';
 import express from 'express';
@@ -67,6 +68,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
     teamMembers: new FeedCache<TeamMembers>(changes, { entries: 10_000, bytes: cacheBytes / 8, largest: cacheBytes / 16, sizeOf: teamMembersBytes }),
     // a whole note's order is one entry, so one may take a quarter of the share (a note of many thousands of pages)
     treeOrders: new FeedCache<readonly number[]>(changes, { entries: 1000, bytes: cacheBytes / 8, largest: cacheBytes / 32, sizeOf: (ids) => 64 + 8 * ids.length }),
+    answers: new AnswerGate(config.limits.largeAnswers),
   };
   const services: AppServices = { config, urls, memory };
   // a token changed or deleted anywhere is looked up again at its next use
@@ -94,7 +96,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   // accepts; Vary: Accept-Encoding). Not the bytes of a StreamAnswer (attachments: Range requests count bytes as stored).
   // The fastest settings (gzip level 1, brotli quality 1, 64 KiB chunks): JSON still shrinks several times over, and
   // with the answer written in one piece (openapi.ts) compressing a large answer costs little more than sending it
-  // uncompressed (README, "Speed", has the search case's figures).
+  // uncompressed (docs/speed.md has the search case's figures).
   const compress = compression({
     level: 1,
     brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } },

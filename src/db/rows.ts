@@ -1,7 +1,10 @@
 // Hot reads as typed, named prepared statements on the ORM's own connection pool (PostgreSQL parses and plans them
 // once per connection), with rows mapped back to the ORM's entities so the same presenters serve them. Only for
 // reads outside a transaction: inside one, the pool's connection is the transaction's (and PGlite has just one).
-import type { EntityClass } from '@mikro-orm/core';
+import { raw, type EntityClass, type FilterQuery, type FindOptions } from '@mikro-orm/core';
+import { budgetedPage, type BudgetedPage, type TextBudget } from '../http/pagination.ts';
+
+export type { TextBudget };
 import type { EntityManager, PostgreSqlConnection } from '@mikro-orm/postgresql';
 
 /** Runs a named prepared statement and returns its rows; logged like every ORM query (tests count them). */
@@ -62,24 +65,52 @@ export function jsonColumns(em: EntityManager, entity: EntityClass<object>, alia
   return text;
 }
 
+
 /**
  * One page of `alias.*` rows of `from` (its FROM ... WHERE text, with `parameters`) in `order`, mapped to `entity`,
- * with the total count from the same statement (`count(*) over ()`); only a page past the end costs a second one.
+ * for a list whose items carry text of unbounded total size (comment bodies, descriptions, the
+ * texts of the objects each item embeds): `size` is an SQL expression over `from` estimating one item's text in bytes
+ * from the stored values (octet_length reads a value's size without reading the value), and a page of results ends
+ * early at `budget.bytes` (pagination.ts, `budgetedPage`); a large one waits its turn (`budget.admit`). Two statements: the sizes of the whole list, in order, then
+ * the page's rows.
  */
-export async function pageOfEntities<T extends object>(
+export async function budgetedPageOfEntities<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
   alias: string,
   from: string,
   parameters: readonly unknown[],
   order: string,
-  page: { perPage: number; offset: number },
-): Promise<{ items: T[]; total: number }> {
-  const rows = await em.execute<Record<string, unknown>[]>(
-    `select ${alias}.*, count(*) over () as total_count ${from} order by ${order} limit ? offset ?`,
-    [...parameters, page.perPage, page.offset],
-  );
-  let total = rows.length > 0 ? Number(rows[0]!.total_count) : 0;
-  if (rows.length === 0 && page.offset > 0) total = Number((await em.execute<{ total: string }[]>(`select count(*) as total ${from}`, [...parameters]))[0]!.total);
-  return { items: rows.map((row) => em.map(entity, row as never)), total };
+  size: string,
+  budget: TextBudget,
+): Promise<{ items: T[]; total: number; page: BudgetedPage }> {
+  const sizes = await em.execute<{ bytes: string | number }[]>(`select ${size} as bytes ${from} order by ${order}`, [...parameters]);
+  const page = budgetedPage(budget.query, sizes.map((row) => Number(row.bytes)), budget.bytes);
+  await budget.admit(page.bytes);
+  const rows = page.limit === 0
+    ? []
+    : await em.execute<Record<string, unknown>[]>(`select ${alias}.* ${from} order by ${order} limit ? offset ?`, [...parameters, page.limit, page.offset]);
+  return { items: rows.map((row) => em.map(entity, row as never)), total: sizes.length, page };
+}
+
+/**
+ * em.findAndCount for a list whose items carry text of their own (a note's or an issue's description, a comment's
+ * body): `size` is an SQL expression over the entity's columns (as `item.column`) estimating one item's text in bytes, and a page of
+ * results ends early at `budget.bytes` (pagination.ts, `budgetedPage`); a large one waits its turn (`budget.admit`).
+ * Two statements, as findAndCount: the sizes
+ * of the whole list in order (in place of its count), then the page's items.
+ */
+export async function findBudgeted<T extends object, P extends string = never>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  options: FindOptions<T, P> & { orderBy: NonNullable<FindOptions<T, P>['orderBy']> },
+  size: string,
+  budget: TextBudget,
+): Promise<{ items: Awaited<ReturnType<typeof em.find<T, P>>>; total: number; page: BudgetedPage }> {
+  const sizes = await em.createQueryBuilder(entity, 'item').select(raw(`${size} as bytes`)).where(where as never).orderBy(options.orderBy as never).execute<{ bytes: string | number }[]>('all', false);
+  const page = budgetedPage(budget.query, sizes.map((row) => Number(row.bytes)), budget.bytes);
+  await budget.admit(page.bytes);
+  const items = page.limit === 0 ? [] : await em.find(entity, where as never, { ...options, limit: page.limit, offset: page.offset });
+  return { items: items as never, total: sizes.length, page };
 }

@@ -4,6 +4,7 @@
 // the headers the document names, typed by the generated `<Operation>Data`), the scope the request names (caller,
 // team, note, page: loaded once, before the handler runs) and a context, and returns what the operation answers (typed by `<Operation>Responses`): the JSON
 // body for a 200, `noContent` for a 204, a `StreamAnswer` for bytes. The wrapper turns that into the HTTP answer.
+import type { AnswerGate } from './answer-gate.ts';
 import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -49,7 +50,7 @@ export function readerOf(context: HandlerContext): Reader {
 }
 
 /** What this process keeps in memory between requests (per app: two apps in one process never share it). */
-export type Memory = { pageViews: PageViewCache; hot: HotReads; teamMembers: FeedCache<TeamMembers>; treeOrders: FeedCache<readonly number[]> };
+export type Memory = { pageViews: PageViewCache; hot: HotReads; teamMembers: FeedCache<TeamMembers>; treeOrders: FeedCache<readonly number[]>; answers: AnswerGate };
 
 type DataOf<Id extends OperationId> = Operations[Id]['data'];
 type Part<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;

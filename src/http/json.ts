@@ -3,6 +3,8 @@
 // response and its JSON copied in wherever it appears, instead of walking it again each time (a list of 100 notes
 // of a 200-member team embeds 20,000 users).
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
 
 const sharedObjects = new WeakSet<object>();
 // A presented object is never changed once presented, so a shared object's JSON is the same every time it is
@@ -127,4 +129,51 @@ function skeleton(value: unknown): { text: string; shared: object[]; marker: str
 export function toJson(value: unknown, keep = true): string {
   const { text, shared, marker } = skeleton(value);
   return shared.length === 0 ? text : text.replace(placeholderPattern(marker), (_, index: string) => sharedText(shared[Number(index)]!, keep));
+}
+
+/** Pieces smaller than this are joined before they are written to a compressor. */
+const COMPRESSED_WRITE_BYTES = 1024 * 1024;
+
+/**
+ * Writes an answer's pieces (toJsonParts) and ends it, never joining the whole answer into one buffer: a piece
+ * shared by every item (the note embedded in each of 100 comments) stays one buffer however often it is written.
+ * Uncompressed, the pieces go out in one writev. Into a compressor (app.ts), where every write is its own trip
+ * through the thread pool, small pieces are joined up to 1 MiB per write, and the next write waits until the
+ * compressor has taken the last one (its `drain`), so a large answer to a slow client is not queued whole a second
+ * time. A client that goes away ends the writing.
+ */
+export async function writeParts(res: Writable, parts: readonly Buffer[], compressed: boolean): Promise<void> {
+  if (!compressed) {
+    res.cork();
+    for (const part of parts) res.write(part);
+    res.end();
+    res.uncork();
+    return;
+  }
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const write = async (bytes: Buffer) => {
+    if (res.write(bytes) || res.destroyed) return;
+    await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  };
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const bytes = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+    pending = [];
+    pendingBytes = 0;
+    await write(bytes);
+  };
+  for (const part of parts) {
+    if (res.destroyed) return;
+    if (part.length >= COMPRESSED_WRITE_BYTES) {
+      await flush();
+      await write(part);
+      continue;
+    }
+    pending.push(part);
+    pendingBytes += part.length;
+    if (pendingBytes >= COMPRESSED_WRITE_BYTES) await flush();
+  }
+  await flush();
+  if (!res.destroyed) res.end();
 }

@@ -14,7 +14,7 @@ import { formCoercion } from './form-coercion.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 import { answeredNotModified } from './etag.ts';
 import { inputGuard, operationParameters } from './input-guard.ts';
-import { toJsonParts } from './json.ts';
+import { toJsonParts, writeParts } from './json.ts';
 import { deferMultipartBody } from '../modules/attachments/upload.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
@@ -125,17 +125,7 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
     return;
   }
   res.setHeader('Content-Length', String(parts.reduce((total, part) => total + part.length, 0)));
-  // an answer that may be compressed (app.ts) goes through zlib, where every write is its own trip through the
-  // thread pool: one buffer, one write (an answer in hundreds of pieces waits for hundreds of trips)
-  if (res.locals.compressible === true) {
-    res.end(Buffer.concat(parts));
-    return;
-  }
-  // otherwise written as they are, in one writev: a piece shared by many answers is never copied into each
-  res.cork();
-  for (const part of parts) res.write(part);
-  res.end();
-  res.uncork();
+  writeParts(res, parts, res.locals.compressible === true).catch((error: unknown) => res.destroy(error as Error));
 }
 
 /** Runs one operation: its declared scope is loaded (404 for a note the caller may not read), then the handler. */

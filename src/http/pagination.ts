@@ -21,7 +21,7 @@ export function pagination(query: { page?: number | undefined; per_page?: number
  * the items' stored sizes, so every page of results is the same whichever is asked for, the `Link` headers lead
  * through all of them, and none is skipped; `last` is how many there are.
  */
-export type BudgetedPage = Pagination & { limit: number; last: number };
+export type BudgetedPage = Pagination & { limit: number; last: number; bytes: number };
 
 export function budgetedPage(query: { page?: number | undefined; per_page?: number | undefined }, sizes: readonly number[], budget: number): BudgetedPage {
   const { page, perPage } = pagination(query);
@@ -40,8 +40,26 @@ export function budgetedPage(query: { page?: number | undefined; per_page?: numb
   }
   const offset = page <= starts.length ? starts[page - 1]! : sizes.length;
   const end = page < starts.length ? starts[page]! : sizes.length;
-  return { page, perPage, offset, limit: Math.max(0, end - offset), last: starts.length };
+  let pageBytes = 0;
+  for (let index = offset; index < end; index += 1) pageBytes += sizes[index]!;
+  return { page, perPage, offset, limit: Math.max(0, end - offset), last: starts.length, bytes: pageBytes };
 }
+
+/**
+ * What a list of long texts needs to cut its pages of results (db/rows.ts, `findBudgeted`): the page asked for, the
+ * text one page of results may carry (LIMIT_LIST_TEXT_BYTES), and the gate a large page of results waits at before
+ * its rows are read (answer-gate.ts).
+ */
+export function listBudget(context: HandlerContext, query: { page?: number | undefined; per_page?: number | undefined }): TextBudget {
+  return { query, bytes: context.config.limits.listTextBytes, admit: (bytes) => context.memory.answers.admit(context.response, bytes) };
+}
+
+export type TextBudget = {
+  query: { page?: number | undefined; per_page?: number | undefined };
+  bytes: number;
+  /** Resolves when a page of results with this much text may be built. */
+  admit: (bytes: number) => Promise<void>;
+};
 
 export function sendPaginationHeaders(context: HandlerContext, { page, perPage, last: pages }: Pagination & { last?: number }, total: number): void {
   const last = pages ?? Math.max(1, Math.ceil(total / perPage));

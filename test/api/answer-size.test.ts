@@ -1,14 +1,16 @@
-// No answer can exhaust the server: the worst case of every list that embeds or carries text, built within the
-// documented limits, against the server as `make run` starts it (scripts/serve.sh: a separate process with its heap
-// ceiling), whose peak resident memory is read from the kernel afterwards.
+// No answer can exhaust the server: the worst case of every list that carries long text, built within the documented
+// limits, against the server as `make run` starts it (scripts/serve.sh: a separate process with its heap ceiling),
+// whose peak resident memory while it serves them is read from the kernel.
 //
 // The worst case: a public note with a 64 KiB description; a page of 1 MiB with 20 children of 1 MiB each; 30
 // versions of that page, each rewriting all of it (every diff deletes and inserts 1 MiB); 100 comments of 64 KiB on
 // the page, on the note and on an issue with a 64 KiB description, written by another user who mentions the owner (so
-// the owner gets 200 notifications, and the activity log holds them all). Before the embeds were bounded, the page
-// comment list alone answered ~200 MB and the server died at its heap limit.
+// the owner gets 200 notifications, and the activity log holds them all); 100 more notes and 100 more issues with
+// 64 KiB descriptions. Before the embeds were bounded, the page comment list alone answered ~200 MB and the server
+// died at its heap limit; before the lists of long texts were cut at LIMIT_LIST_TEXT_BYTES, they answered 13-27 MB
+// each and four at once took the server past its memory goal.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl, databaseKind } from '../support/database.ts';
 import { freePort, projectRoot as root, startServerProcess, stopServerProcess, type ServerProcess } from '../support/processes.ts';
+import { RSS_GOAL_MB } from '../../scripts/lib/bench-goals.ts';
 
 const MiB = 1024 * 1024;
 const KiB = 1024;
@@ -23,17 +26,19 @@ const NOTE = '/api/v1/sizes/worst';
 const CHILDREN = 20;
 const VERSIONS = 30;
 const COMMENTS = 100;
-// The server's peak resident memory while it serves these answers, four at a time, must stay under this ceiling. It
-// is NOT yet `make bench`'s goal (250 MB on PostgreSQL, 400 MB on PGlite): these reads peak at about 320-390 MB and 740
-// MB today (four answers of 14-28 MB held at once as text and bytes; on PGlite the WebAssembly heap grows for rows of
-// 1 MiB and does not shrink). The ceiling keeps what holds from getting worse; before the embeds were bounded the
-// server died at its heap limit on the first of these lists.
-const RSS_CEILING = databaseKind === 'postgres' ? 448 * MiB : 900 * MiB;
-// what one answer of stored text may carry (LIMIT_LIST_TEXT_BYTES, default)
+const MORE = 100;
+// make bench's memory goal, and the ceiling this test holds the server to while it serves these answers four at a
+// time. The ceiling is above the goal: measured peaks were 258 MiB on PostgreSQL (goal 250: the search among 101
+// notes with 64 KiB descriptions, which is not cut into budgeted pages, takes it over) and 358 MiB on PGlite (goal
+// 400). The test reports which it met.
+const RSS_GOAL = RSS_GOAL_MB[databaseKind === 'postgres' ? 'postgres' : 'pglite'] * MiB;
+const RSS_CEILING = databaseKind === 'postgres' ? 320 * MiB : 440 * MiB;
+// the long text one page of results may carry (LIMIT_LIST_TEXT_BYTES, default)
 const LIST_TEXT_BYTES = 4 * MiB;
-// one item of a comment, notification or log list at most: a 64 KiB comment, and two 64 KiB descriptions (a note's,
-// an issue's) as source and as HTML, with users and headings around them
-const ITEM_BOUND = 64 * KiB * 5 + 16 * KiB;
+// what an answer adds to the text its pages of results are cut by (estimated from stored sizes): users, headings,
+// links, the HTML of descriptions, an object embedded in every item, a note embedded twice in an item (a log entry's
+// note and its comment's)
+const AROUND = 2 * MiB;
 
 const run = promisify(execFile);
 let dataDir: string;
@@ -64,17 +69,50 @@ async function ok(answer: Promise<{ status: number; text: string; body: any }>):
   return done.body;
 }
 
-/** The server's peak resident memory since it started (VmHWM), in bytes. */
+/**
+ * The server's peak resident memory (VmHWM) since `resetPeak`, in bytes. The kernel resets the peak on a write of
+ * "5" to /proc/<pid>/clear_refs (Linux 4.0 on), so the start-up (the embedded database's own peak) is not counted,
+ * as make bench samples only its load rounds.
+ */
 function peakResidentBytes(): number {
   const status = readFileSync(`/proc/${server!.child.pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
+function resetPeak(): void {
+  writeFileSync(`/proc/${server!.child.pid}/clear_refs`, '5');
+}
+
 /** An answer's size on the wire (no compression asked for) and its parsed body. */
 async function measured(client: ApiClient, target: string, query: Record<string, string> = {}) {
-  const answer = await client.get(target, { query });
+  const answer = await client.get(target, { query, headers: { 'Accept-Encoding': 'identity' } });
   expect(answer.status, answer.text.slice(0, 500)).toBe(200);
   return { bytes: Buffer.byteLength(answer.text), body: answer.body, headers: answer.headers };
+}
+
+/**
+ * Every page of results of a list, following `Link: rel="next"` from `target`: each answer's size, and the items
+ * of all of them. Each answer holds at most `limit` bytes, X-Total-Count is the same on every page, and no item
+ * comes twice.
+ */
+async function readList(target: string, limit: number): Promise<{ items: { id: number }[]; answers: number[]; total: number }> {
+  const items: { id: number }[] = [];
+  const answers: number[] = [];
+  const totals = new Set<number>();
+  let next: string | undefined = `${env.PUBLIC_URL}${target}`;
+  while (next) {
+    const url = new URL(next);
+    const { bytes, body, headers } = await measured(owner, url.pathname, Object.fromEntries(url.searchParams));
+    answers.push(bytes);
+    expect(bytes, `${url.pathname}${url.search}`).toBeLessThan(limit);
+    totals.add(Number(headers.get('x-total-count')));
+    items.push(...body);
+    next = /<([^>]+)>; rel="next"/.exec(headers.get('link') ?? '')?.[1];
+    expect(answers.length, 'one page of results per item at most').toBeLessThanOrEqual(1000);
+  }
+  expect(totals.size, 'X-Total-Count is the same on every page of results').toBe(1);
+  expect(new Set(items.map((item) => item.id)).size, 'no item comes twice').toBe(items.length);
+  return { items, answers, total: [...totals][0]! };
 }
 
 beforeAll(async () => {
@@ -126,10 +164,10 @@ beforeAll(async () => {
     await comment(`${NOTE}/comments`, i);
     await comment(`${NOTE}/issues/${issueIndex}/comments`, i);
   }
-  // the reads are measured on a server that has served nothing else: the writes above leave garbage of their own in
-  // the heap (collected lazily, up to the heap's ceiling), which says nothing about what an answer costs
-  await stopServerProcess(server);
-  server = await startServerProcess('bash', ['scripts/serve.sh'], env);
+  for (let i = 0; i < MORE; i += 1) {
+    await ok(owner.post('/api/v1/notes', { json: { note: { title: `More ${i}`, team: 'sizes', description: text(64 * KiB, `note ${i}`) } } }));
+    await ok(owner.post(`${NOTE}/issues`, { json: { issue: { title: `More ${i}`, description: text(64 * KiB, `issue ${i}`) } } }));
+  }
 }, 600_000);
 
 afterAll(async () => {
@@ -138,30 +176,41 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('the worst case of every list that carries text', () => {
-  it('a comment embeds its page without the page\'s text, so 100 comments on a 1 MiB page stay small', async () => {
-    const { bytes, body } = await measured(owner, `${NOTE}/${pageId}/comments`, { per_page: '100' });
-    expect(body).toHaveLength(COMMENTS);
-    expect(body[0].page).not.toHaveProperty('content');
-    expect(body[0].page).not.toHaveProperty('children');
-    expect(JSON.stringify(body)).not.toMatch(/(page|child \d+) line/);
-    // 100 comments of 64 KiB, each with the page's heading and its note (a 64 KiB description): no page text
-    expect(bytes).toBeLessThan(COMMENTS * ITEM_BOUND);
+describe('the worst case of every list that carries long text', () => {
+  it('a comment embeds its page without the page\'s text, and the comments come in pages of at most LIMIT_LIST_TEXT_BYTES', async () => {
+    const { items, answers, total } = await readList(`${NOTE}/${pageId}/comments?per_page=100`, LIST_TEXT_BYTES + AROUND);
+    expect(total).toBe(COMMENTS);
+    expect(items).toHaveLength(COMMENTS);
+    expect(answers.length).toBeGreaterThan(1);
+    const first = items[0] as { page?: object };
+    expect(first.page).not.toHaveProperty('content');
+    expect(first.page).not.toHaveProperty('children');
+    expect(JSON.stringify(items)).not.toMatch(/(page|child \d+) line/);
   });
 
-  it('note and issue comments, notifications and the activity log stay within their items\' own text', async () => {
-    for (const [target, query] of [
-      [`${NOTE}/comments`, { per_page: '100' }],
-      [`${NOTE}/issues/${issueIndex}/comments`, { per_page: '100' }],
-      ['/api/v1/notifications', { per_page: '100' }],
-      ['/api/v1/logs', { per_page: '100' }],
+  it('note and issue comments, notes, issues, notifications and the activity log come in pages of at most LIMIT_LIST_TEXT_BYTES, none skipped', async () => {
+    for (const [target, count] of [
+      [`${NOTE}/comments?per_page=100`, COMMENTS],
+      [`${NOTE}/issues/${issueIndex}/comments?per_page=100`, COMMENTS],
+      ['/api/v1/notes?per_page=100', MORE + 1],
+      ['/api/v1/teams/sizes/notes?per_page=100', MORE + 1],
+      [`${NOTE}/issues?per_page=100`, MORE + 1],
     ] as const) {
-      const { bytes, body } = await measured(owner, target, query);
-      expect(body.length, target).toBe(100);
-      // each item: a comment of 64 KiB, and at most two 64 KiB descriptions (the note's, an issue's) with their HTML
-      expect(bytes, target).toBeLessThan(100 * ITEM_BOUND);
-      expect(JSON.stringify(body)).not.toMatch(/(page|child \d+) line/);
+      const { items, answers, total } = await readList(target, LIST_TEXT_BYTES + AROUND);
+      expect(total, target).toBe(count);
+      expect(items, target).toHaveLength(count);
+      expect(answers.length, target).toBeGreaterThan(1);
+      expect(JSON.stringify(items)).not.toMatch(/(page|child \d+) line/);
     }
+    // the owner hears of every comment (mentioned in each, and the author of the page, the note and the issue)
+    const notifications = await readList('/api/v1/notifications?state=all&per_page=100', LIST_TEXT_BYTES + AROUND);
+    expect(notifications.items.length).toBe(notifications.total);
+    expect(notifications.total).toBeGreaterThanOrEqual(2 * COMMENTS);
+    expect(notifications.answers.length).toBeGreaterThan(1);
+    // the log holds every write above (and the team, the notes, the pages): read to the end, it holds the comments
+    const log = await readList('/api/v1/logs?per_page=100', LIST_TEXT_BYTES + AROUND);
+    expect(log.items.length).toBe(log.total);
+    expect(log.items.filter((entry) => (entry as { type?: string }).type === 'comment')).toHaveLength(3 * COMMENTS);
   });
 
   it('a page with 20 children of 1 MiB carries its own text only', async () => {
@@ -174,49 +223,53 @@ describe('the worst case of every list that carries text', () => {
     expect(bytes).toBeLessThan(MiB + 512 * KiB);
   });
 
-  it('the page list carries at most 20 pages, each with its own text only', async () => {
-    const { bytes, body } = await measured(owner, `${NOTE}/pages`);
-    expect(body.pages).toHaveLength(20);
-    // 20 pages of 1 MiB, each with its note (a 64 KiB description) and the headings of its relatives
-    expect(bytes).toBeLessThan(20 * (MiB + 256 * KiB));
+  it('the page list of 21 pages of 1 MiB comes in pages of results of at most LIMIT_LIST_TEXT_BYTES, until last_page', async () => {
+    const seen: number[] = [];
+    for (let page = 1; ; page += 1) {
+      const { bytes, body } = await measured(owner, `${NOTE}/pages`, { page: String(page) });
+      expect(bytes).toBeLessThan(LIST_TEXT_BYTES + AROUND);
+      expect(body.pages.length).toBeGreaterThan(0);
+      seen.push(...body.pages.map((item: { id: number }) => item.id));
+      if (body.last_page) break;
+      expect(page).toBeLessThan(CHILDREN + 1);
+    }
+    expect(seen).toHaveLength(CHILDREN + 1);
+    expect(new Set(seen).size).toBe(CHILDREN + 1);
+    // past the end: no pages, and the last page of results
+    const { body } = await measured(owner, `${NOTE}/pages`, { page: '100' });
+    expect(body).toMatchObject({ pages: [], last_page: true });
   });
 
   it('the history of 30 versions of 1 MiB with 2 MiB diffs comes in pages of at most LIMIT_LIST_TEXT_BYTES, none skipped', async () => {
-    const seen: number[] = [];
-    let target: string | undefined = `${env.PUBLIC_URL}${NOTE}/${pageId}/histories?per_page=100`;
-    let answers = 0;
-    let largest = 0;
-    while (target) {
-      const url = new URL(target);
-      const { bytes, body, headers } = await measured(owner, url.pathname, Object.fromEntries(url.searchParams));
-      answers += 1;
-      largest = Math.max(largest, bytes);
-      expect(Number(headers.get('x-total-count'))).toBe(VERSIONS + 1);
-      seen.push(...body.map((version: { index: number }) => version.index));
-      target = /<([^>]+)>; rel="next"/.exec(headers.get('link') ?? '')?.[1];
-      expect(answers).toBeLessThanOrEqual(VERSIONS + 1);
-    }
-    expect(seen).toEqual(Array.from({ length: VERSIONS + 1 }, (_, i) => VERSIONS + 1 - i));
-    expect(answers).toBeGreaterThan(1);
     // a page of results holds versions up to the budget, or one version that is larger alone
-    expect(largest).toBeLessThan(LIST_TEXT_BYTES + 4 * MiB);
+    const { items, answers, total } = await readList(`${NOTE}/${pageId}/histories?per_page=100`, LIST_TEXT_BYTES + 4 * MiB);
+    expect(total).toBe(VERSIONS + 1);
+    expect(answers.length).toBeGreaterThan(1);
+    expect(items.map((version) => (version as unknown as { index: number }).index)).toEqual(Array.from({ length: VERSIONS + 1 }, (_, i) => VERSIONS + 1 - i));
   });
 
-  it('serving all of them, four at a time, the server stays up and under its memory ceiling', async () => {
+  it('serving the largest of them, four at a time, the server stays up and under its memory ceiling', async () => {
     const targets = [
       `${NOTE}/${pageId}/comments?per_page=100`, `${NOTE}/comments?per_page=100`, `${NOTE}/issues/${issueIndex}/comments?per_page=100`,
       '/api/v1/notifications?per_page=100', '/api/v1/logs?per_page=100', `${NOTE}/${pageId}`, `${NOTE}/pages`,
-      `${NOTE}/${pageId}/histories?per_page=100`, `${NOTE}/issues?per_page=100`, `/api/v1/search?q=lorem&per_page=100`,
+      `${NOTE}/${pageId}/histories?per_page=100`, `${NOTE}/issues?per_page=100`, '/api/v1/notes?per_page=100',
+      `/api/v1/search?q=lorem&per_page=100`,
     ];
+    // measured on a server that has served nothing else: the writes above leave garbage of their own in the heap
+    // (collected lazily, up to the heap's ceiling), which says nothing about what an answer costs
+    await stopServerProcess(server);
+    server = await startServerProcess('bash', ['scripts/serve.sh'], env);
+    resetPeak();
     for (let round = 0; round < 3; round += 1) {
       for (let i = 0; i < targets.length; i += 4) {
-        const statuses = await Promise.all(targets.slice(i, i + 4).map(async (target) => (await owner.get(target)).status));
+        // as browsers and most clients ask: compressed
+        const statuses = await Promise.all(targets.slice(i, i + 4).map(async (target) => (await owner.get(target, { headers: { 'Accept-Encoding': 'gzip, br' } })).status));
         expect(statuses.every((status) => status === 200), String(statuses)).toBe(true);
       }
     }
     expect(server!.child.exitCode).toBeNull();
     const peak = peakResidentBytes();
-    console.log(`answer-size: peak resident memory of the server over every read above: ${(peak / MiB).toFixed(0)} MiB (${databaseKind})`);
+    console.log(`answer-size: peak resident memory of the server over every read above: ${(peak / MiB).toFixed(0)} MiB (${databaseKind}; make bench's goal < ${RSS_GOAL / MiB}: ${peak < RSS_GOAL ? 'met' : 'NOT met'}; ceiling ${RSS_CEILING / MiB})`);
     expect(peak, `peak resident memory ${(peak / MiB).toFixed(0)} MiB`).toBeLessThan(RSS_CEILING);
   });
 });

@@ -3,16 +3,28 @@
 // presented inside its comments (presented once per answer, only when there is a comment to embed it in).
 import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
 import { noContent, type HandlerContext } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { findBudgeted } from '../../db/rows.ts';
+import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, type NoteScope, type PageScope } from '../access/scope.ts';
+import type { Note } from '../notes/note.entity.ts';
 import { Comment, type CommentedObject } from './comment.entity.ts';
 import { presentComment, type CommentTarget } from './comment.presenter.ts';
-import { commentsOn, createComment, deleteComment, findCommentOn, loadCommentViews, oldestFirst, type NewComment } from './comments.service.ts';
+import { COMMENT_TEXT_BYTES, commentsOn, createComment, deleteComment, findCommentOn, loadCommentViews, oldestFirst, type NewComment } from './comments.service.ts';
 
 type Scope = NoteScope | PageScope;
 type PresentTarget = () => Promise<CommentTarget>;
 
 const callerOf = (scope: Scope) => ({ id: scope.caller.user.id, role: scope.role });
+
+/**
+ * The long text of the commented object as each comment embeds it, in bytes: the note's description (sent as
+ * `description_html`), and an issue's description (sent as `description` and `description_html`). A page is
+ * embedded without its content.
+ */
+function embeddedTextBytes(note: Note, target: CommentedObject): number {
+  const description = (text: string | null | undefined) => Buffer.byteLength(text ?? '', 'utf8');
+  return description(note.description) + (target.type === 'issue' ? 2 * description(target.issue.description) : 0);
+}
 
 /** One page of the comments on `target`, oldest first, with the pagination headers. */
 export async function listCommentsOn(
@@ -22,14 +34,13 @@ export async function listCommentsOn(
   query: { page?: number | undefined; per_page?: number | undefined },
   presentTarget: PresentTarget,
 ): Promise<CommentBody[]> {
-  const results = pagination(query);
-  const [comments, total] = await context.em.findAndCount(Comment, commentsOn(scope.note, target), {
+  // a page of results ends early at LIMIT_LIST_TEXT_BYTES of text: each comment's body, and the text of the commented
+  // object that every comment embeds (one object in memory, json.ts `shared`, but sent in each comment)
+  const { items: comments, total, page } = await findBudgeted(context.em, Comment, commentsOn(scope.note, target), {
     populate: ['user'],
     orderBy: oldestFirst,
-    limit: results.perPage,
-    offset: results.offset,
-  });
-  sendPaginationHeaders(context, results, total);
+  }, `${COMMENT_TEXT_BYTES} + ${embeddedTextBytes(scope.note, target)}`, listBudget(context, query));
+  sendPaginationHeaders(context, page, total);
   if (comments.length === 0) return [];
   const views = await loadCommentViews(context.em, callerOf(scope), comments, await presentTarget());
   return views.map((view) => presentComment(view, context.urls));

@@ -3,12 +3,13 @@
 // deleting takes `issue.manage` (the creator while in the team, or a manager).
 import type { IssueUpdateInput } from '../../../generated/client/types.gen.ts';
 import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { findBudgeted } from '../../db/rows.ts';
+import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, type NoteScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { Issue } from './issue.entity.ts';
-import { presentIssue } from './issue.presenter.ts';
+import { ISSUE_TEXT_BYTES, presentIssue } from './issue.presenter.ts';
 import { loadIssueView, loadIssueViews, requireIssueInNote, type LoadedIssue } from './issues.loader.ts';
 import { addIssueTags, createIssue, deleteIssue, updateIssue } from './issues.service.ts';
 
@@ -46,11 +47,13 @@ async function update(context: HandlerContext, scope: NoteScope, index: number, 
 
 export const issueOperations = {
   listIssues: defineOperation('listIssues', { scope: 'note', action: 'note.read' }, async ({ query }, scope, context) => {
-    const results = pagination(query);
-    const [issues, total] = await context.em.findAndCount(
+    const { items: issues, total, page: results } = await findBudgeted(
+      context.em,
       Issue,
       { note: scope.note.id, ...stateFilter(query.state) },
-      { populate: ['fromUser', 'toUser'], orderBy: [...byPosition], limit: results.perPage, offset: results.offset },
+      { populate: ['fromUser', 'toUser'], orderBy: [...byPosition] },
+      ISSUE_TEXT_BYTES,
+      listBudget(context, query),
     );
     sendPaginationHeaders(context, results, total);
     return presentIssues(context, issues);
@@ -88,11 +91,13 @@ export const issueOperations = {
   listMyIssues: defineOperation('listMyIssues', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const { em } = context;
     const teamIds = (await em.find(Membership, { user: caller.user.id }, { fields: ['team'] })).map((membership) => membership.team.id);
-    const results = pagination(query);
-    const [issues, total] = await em.findAndCount(
+    const { items: issues, total, page: results } = await findBudgeted(
+      em,
       Issue,
       { toUser: caller.user.id, ...stateFilter(query.state), note: { $or: [{ isPrivate: false }, { team: { $in: teamIds } }] } },
-      { populate: ['note.team', 'fromUser', 'toUser'], orderBy: [...newestFirst], limit: results.perPage, offset: results.offset },
+      { populate: ['note.team', 'fromUser', 'toUser'], orderBy: [...newestFirst] },
+      ISSUE_TEXT_BYTES,
+      listBudget(context, query),
     );
     sendPaginationHeaders(context, results, total);
     return presentIssues(context, issues);

@@ -15,6 +15,10 @@ export type NoteView = {
   pullable: boolean;
 };
 
+
+/** A note's text in a list, in bytes as stored: its description, sent as `description_html` (db/rows.ts, `findBudgeted`). */
+export const NOTE_TEXT_BYTES = 'octet_length(item.description)';
+
 /**
  * Which answer the note is part of; the contract shapes the note differently for each:
  * - `read`: shows and lists: `slug` when it has one; `pulled_at` and `forked` on forks.

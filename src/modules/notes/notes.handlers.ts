@@ -1,13 +1,14 @@
 import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { unprocessable } from '../../http/errors.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { findBudgeted } from '../../db/rows.ts';
+import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize, findTeamScope, type NoteScope } from '../access/scope.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { findTeam } from '../teams/teams.service.ts';
 import { foldCase } from '../text/fold.ts';
 import type { Caller } from '../access/caller.ts';
 import { Note } from './note.entity.ts';
-import { presentNote, type NoteVariant } from './note.presenter.ts';
+import { NOTE_TEXT_BYTES, presentNote, type NoteVariant } from './note.presenter.ts';
 import { loadNoteView, loadNoteViews, recentFirst } from './notes.loader.ts';
 import { createNote, deleteNote, updateNote } from './notes.service.ts';
 import { contributorOperations } from './contributors.handlers.ts';
@@ -57,11 +58,13 @@ export const noteOperations = {
       const team = await findTeam(em, query.team);
       teamIds = teamIds.filter((id) => id === team?.id);
     }
-    const page = pagination(query);
-    const [notes, total] = await em.findAndCount(
+    const { items: notes, total, page } = await findBudgeted(
+      em,
       Note,
       { team: { $in: teamIds }, ...noteFilters[query.type ?? 'all'] },
-      { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
+      { populate: ['team'], orderBy: recentFirst },
+      NOTE_TEXT_BYTES,
+      listBudget(context, query),
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadNoteViews(readerOf(context), notes);

@@ -1,5 +1,5 @@
 import { defineOperation, readerOf, type HandlerContext } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
 import type { Caller } from '../access/caller.ts';
 import { embedIds, loadEmbeds } from './embeds.loader.ts';
 import type { Notification } from './notification.entity.ts';
@@ -30,8 +30,7 @@ async function toggle(context: HandlerContext, caller: Caller, id: number) {
 
 export const notificationOperations = {
   listNotifications: defineOperation('listNotifications', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
-    const page = pagination(query);
-    const { notifications, total } = await findNotifications(context.em, caller.user.id, { state: query.state ?? 'unread', team: query.team }, page);
+    const { notifications, total, page } = await findNotifications(context.em, caller.user.id, { state: query.state ?? 'unread', team: query.team }, listBudget(context, query));
     sendPaginationHeaders(context, page, total);
     return present(context, caller, notifications);
   }),

@@ -3,8 +3,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { notFound } from '../../http/errors.ts';
-import { pageOfEntities } from '../../db/rows.ts';
-import type { Pagination } from '../../http/pagination.ts';
+import { budgetedPageOfEntities, type TextBudget } from '../../db/rows.ts';
+import type { BudgetedPage } from '../../http/pagination.ts';
+import { embeddedTextBytes } from './embeds.loader.ts';
 import { foldCase } from '../text/fold.ts';
 import { Notification } from './notification.entity.ts';
 
@@ -18,7 +19,7 @@ const teamKey = (team: string | undefined) => (team === undefined ? null : foldC
 const readState = (state: NotificationFilter['state']) => (state === 'all' ? null : state === 'read');
 
 /** One page of the recipient's notifications, newest first, with the total: one statement (two past the end). */
-export async function findNotifications(em: EntityManager, userId: number, filter: NotificationFilter, page: Pagination): Promise<{ notifications: Notification[]; total: number }> {
+export async function findNotifications(em: EntityManager, userId: number, filter: NotificationFilter, budget: TextBudget): Promise<{ notifications: Notification[]; total: number; page: BudgetedPage }> {
   const where = `from notifications x
       join notes n on n.id = x.note_id
       left join memberships m on m.team_id = n.team_id and m.user_id = x.user_id
@@ -28,8 +29,8 @@ export async function findNotifications(em: EntityManager, userId: number, filte
   const state = readState(filter.state);
   const team = teamKey(filter.team);
   const parameters = [userId, state, state, team, team];
-  const { items, total } = await pageOfEntities(em, Notification, 'x', where, parameters, 'x.id desc', page);
-  return { notifications: items, total };
+  const { items, total, page: results } = await budgetedPageOfEntities(em, Notification, 'x', where, parameters, 'x.id desc', embeddedTextBytes('x'), budget);
+  return { notifications: items, total, page: results };
 }
 
 /** The caller's own notification `id`; anyone else's answers 404, as if it did not exist. */

@@ -10,6 +10,8 @@ import { pageEtag, presentPage } from './page.presenter.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
 import { checkContentSize, updatePage } from './pages.service.ts';
 import { allPageIdsInTreeOrder, pageIdsInOrder, type TreeOrder } from './tree.ts';
+import { pageTextSizes } from './pages.repository.ts';
+import { budgetedPage } from '../../http/pagination.ts';
 import { createPage, deletePage } from './tree.service.ts';
 
 export const PAGES_PER_LIST_PAGE = 20;
@@ -70,17 +72,23 @@ export const pageOperations = {
     if (typeof parent === 'number') {
       if (!Number.isSafeInteger(parent) || (await em.count(Page, { id: parent, note: note.id })) === 0) throw notFound('parent page');
     }
-    const pageNumber = query.page ?? 1;
     const order = orders[query.order ?? 'position']!;
-    const offset = (pageNumber - 1) * PAGES_PER_LIST_PAGE;
-    const ids = parent === 'all' && order.column === 'position'
-      ? (await treeOrder(readerOf(context), note.id, order.descending)).slice(offset, offset + PAGES_PER_LIST_PAGE + 1)
-      : await pageIdsInOrder(em, note.id, parent, order, PAGES_PER_LIST_PAGE + 1, offset);
-    const shown = ids.slice(0, PAGES_PER_LIST_PAGE);
+    let ordered: { id: number; bytes: number }[];
+    if (parent === 'all' && order.column === 'position') {
+      const [ids, sizes] = await Promise.all([treeOrder(readerOf(context), note.id, order.descending), pageTextSizes(em, note.id)]);
+      ordered = ids.map((id) => ({ id, bytes: sizes.get(id) ?? 0 }));
+    } else {
+      ordered = await pageIdsInOrder(em, note.id, parent, order);
+    }
+    // 20 pages per page of results, fewer where their content reaches LIMIT_LIST_TEXT_BYTES (pagination.ts)
+    const results = budgetedPage({ page: query.page, per_page: PAGES_PER_LIST_PAGE }, ordered.map((entry) => entry.bytes), context.config.limits.listTextBytes);
+    await context.memory.answers.admit(context.response, results.bytes);
+    const shown = ordered.slice(results.offset, results.offset + results.limit).map((entry) => entry.id);
     const pages = shown.length === 0 ? [] : await em.find(Page, { id: { $in: shown } });
     const byId = new Map(pages.map((page) => [page.id, page]));
-    const views = await loadPageViews(readerOf(context), note, shown.map((id) => byId.get(id)!));
-    return { pages: views.map((view) => presentPage(view, context.urls)), last_page: ids.length <= PAGES_PER_LIST_PAGE };
+    // a page deleted since its id was read is left out
+    const views = await loadPageViews(readerOf(context), note, shown.flatMap((id) => byId.get(id) ?? []));
+    return { pages: views.map((view) => presentPage(view, context.urls)), last_page: results.page >= results.last };
   }),
 
   /** Served from the view cache while nothing it shows has changed (page-view.cache.ts). */

@@ -13,3 +13,9 @@ export async function versionTextSizes(em: EntityManager, pageId: number): Promi
   );
   return rows.map((row) => Number(row.bytes));
 }
+
+/** The text of each page of a note in bytes as stored (its content), by page id. */
+export async function pageTextSizes(em: EntityManager, noteId: number): Promise<Map<number, number>> {
+  const rows = await em.execute<{ id: number; bytes: string | number }[]>('select id, octet_length(content) as bytes from pages where note_id = ?', [noteId]);
+  return new Map(rows.map((row) => [row.id, Number(row.bytes)]));
+}

@@ -71,26 +71,19 @@ export async function allPageIdsInTreeOrder(em: EntityManager, noteId: number, d
 }
 
 /**
- * Ids of one page of results of a note's pages in a flat order (one column, or the children of one parent by
- * position), plus one more to tell whether another page of results follows. The tree order of all pages is
- * `allPageIdsInTreeOrder`. Only ids are read here; the caller loads the few pages it presents.
+ * The ids of a note's pages in a flat order (one column, or the children of one parent by position), with each
+ * page's text in bytes as stored (octet_length reads a value's size without reading the value), for cutting the
+ * list into pages of results (pages.handlers.ts). The tree order of all pages is `allPageIdsInTreeOrder`. Only ids
+ * and sizes are read here; the caller loads the few pages it presents.
  */
-export async function pageIdsInOrder(
-  em: EntityManager,
-  noteId: number,
-  parent: 'all' | 'root' | number,
-  order: TreeOrder,
-  limit: number,
-  offset: number,
-): Promise<number[]> {
+export async function pageIdsInOrder(em: EntityManager, noteId: number, parent: 'all' | 'root' | number, order: TreeOrder): Promise<{ id: number; bytes: number }[]> {
   const direction = order.descending ? 'desc' : 'asc';
   const filter = parent === 'all' ? '' : parent === 'root' ? 'and parent_id is null' : 'and parent_id = ?';
   const params: unknown[] = [noteId];
   if (typeof parent === 'number') params.push(parent);
-  params.push(limit, offset);
-  const rows = await em.execute<{ id: number }[]>(
-    `select id from pages where note_id = ? ${filter} order by ${order.column} ${direction}, id ${direction} limit ? offset ?`,
+  const rows = await em.execute<{ id: number; bytes: string | number }[]>(
+    `select id, octet_length(content) as bytes from pages where note_id = ? ${filter} order by ${order.column} ${direction}, id ${direction}`,
     params,
   );
-  return rows.map((row) => row.id);
+  return rows.map((row) => ({ id: row.id, bytes: Number(row.bytes) }));
 }

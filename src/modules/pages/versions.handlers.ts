@@ -38,6 +38,7 @@ export const versionOperations = {
   listPageVersions: defineOperation('listPageVersions', { scope: 'page', action: 'note.read' }, async ({ query }, scope, context) => {
     const sizes = await versionTextSizes(context.em, scope.page.id);
     const page = budgetedPage(query, sizes, context.config.limits.listTextBytes);
+    await context.memory.answers.admit(context.response, page.bytes);
     sendPaginationHeaders(context, page, sizes.length);
     if (page.limit === 0) return [];
     const versions = await context.em.find(

@@ -1,10 +1,11 @@
 import { sql } from '@mikro-orm/core';
 import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { findBudgeted } from '../../db/rows.ts';
+import { listBudget, pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { authorize } from '../access/scope.ts';
 import { Note } from '../notes/note.entity.ts';
 import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
-import { presentNote } from '../notes/note.presenter.ts';
+import { NOTE_TEXT_BYTES, presentNote } from '../notes/note.presenter.ts';
 import { Team } from './team.entity.ts';
 import { presentTeam } from './team.presenter.ts';
 import { loadTeamViews } from './teams.loader.ts';
@@ -38,11 +39,13 @@ export const teamOperations = {
   /** The team's notes the caller may read: all of them for members, the ones that are not private for others. */
   listTeamNotes: defineOperation('listTeamNotes', { scope: 'team', action: 'team.read' }, async ({ query }, scope, context) => {
     authorize(scope, 'team.read');
-    const page = pagination(query);
-    const [notes, total] = await context.em.findAndCount(
+    const { items: notes, total, page } = await findBudgeted(
+      context.em,
       Note,
       scope.role !== undefined ? { team: scope.team.id } : { team: scope.team.id, isPrivate: false },
-      { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
+      { populate: ['team'], orderBy: recentFirst },
+      NOTE_TEXT_BYTES,
+      listBudget(context, query),
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadNoteViews(readerOf(context), notes);

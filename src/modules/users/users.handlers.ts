@@ -1,11 +1,12 @@
 import { sql } from '@mikro-orm/core';
 import { notFound } from '../../http/errors.ts';
 import { defineOperation, readerOf } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { findBudgeted } from '../../db/rows.ts';
+import { listBudget, pagination, sendPaginationHeaders } from '../../http/pagination.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { Note } from '../notes/note.entity.ts';
 import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
-import { presentNote } from '../notes/note.presenter.ts';
+import { NOTE_TEXT_BYTES, presentNote } from '../notes/note.presenter.ts';
 import { User } from './user.entity.ts';
 import { presentUser } from './user.presenter.ts';
 import { findUserByUsername } from './users.service.ts';
@@ -38,11 +39,13 @@ export const userOperations = {
     ]);
     const theirTeams = theirs.map((membership) => membership.team.id);
     const myTeams = mine.map((membership) => membership.team.id);
-    const page = pagination(query);
-    const [notes, total] = await em.findAndCount(
+    const { items: notes, total, page } = await findBudgeted(
+      em,
       Note,
       { team: { $in: theirTeams }, $or: [{ isPrivate: false }, { team: { $in: myTeams } }] },
-      { populate: ['team'], orderBy: recentFirst, limit: page.perPage, offset: page.offset },
+      { populate: ['team'], orderBy: recentFirst },
+      NOTE_TEXT_BYTES,
+      listBudget(context, query),
     );
     sendPaginationHeaders(context, page, total);
     const views = await loadNoteViews(readerOf(context), notes);

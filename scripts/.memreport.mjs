@@ -1,2 +1,0 @@
-const mb = (n) => (n / 1048576).toFixed(0);
-setTimeout(() => { globalThis.gc?.(); const m = process.memoryUsage(); const h = (await_import => 0); process.stderr.write(`MEM rss ${mb(m.rss)} heapTotal ${mb(m.heapTotal)} heapUsed ${mb(m.heapUsed)} ext ${mb(m.external)} ab ${mb(m.arrayBuffers)}\n`); import('node:v8').then(v8 => { for (const s of v8.getHeapSpaceStatistics()) process.stderr.write(`  ${s.space_name} ${mb(s.space_size)} used ${mb(s.space_used_size)}\n`); }); }, 14000).unref();
