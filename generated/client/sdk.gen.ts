@@ -347,6 +347,11 @@ export const deleteNoteComment = <ThrowOnError extends boolean = false>(options:
  * no `per_page`, sends no `Link` or `X-Total-Count`, and answers an object whose `last_page` marks the final
  * page of results. Same visibility as `getNote`.
  *
+ * A page of results ends early, with fewer than 20 pages, once their `content` reaches 4 MiB (the server's
+ * `LIMIT_LIST_TEXT_BYTES`; one larger page is a page of results of its own). The pages of results are cut from
+ * the first page of the list on by the pages' stored sizes, so each is the same whichever is asked for: read on
+ * until `last_page` to see every page once.
+ *
  * - 404: the note does not exist or is not readable, or `parent` is not a page of this note.
  *
  */

@@ -2813,7 +2813,7 @@ export type ListPagesData = {
          */
         parent?: string;
         /**
-         * Page of results (20 pages each), starting at 1.
+         * Page of results (20 pages each, fewer where their content reaches 4 MiB), starting at 1.
          */
         page?: number;
         /**
