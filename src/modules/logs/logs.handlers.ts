@@ -1,6 +1,6 @@
 import { defineOperation, readerOf } from '../../http/handler.ts';
 import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
-import { embedIds, loadEmbeds } from '../notifications/embeds.loader.ts';
+import { embeddedTextBytes, embedIds, loadEmbeds } from '../notifications/embeds.loader.ts';
 import { languageOf } from '../notifications/time-ago.ts';
 import { presentLog } from './log.presenter.ts';
 import { findLogs } from './logs.service.ts';
@@ -8,7 +8,7 @@ import { findLogs } from './logs.service.ts';
 export const logOperations = {
   /** What the caller may read, newest first; everything the entries embed is loaded once for the page. */
   listLogs: defineOperation('listLogs', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
-    const { logs, total, page } = await findLogs(context.em, caller.user.id, { team: query.team, noteId: query.note_id }, listBudget(context, query));
+    const { logs, total, page } = await findLogs(context.em, caller.user.id, { team: query.team, noteId: query.note_id }, listBudget(context, query), embeddedTextBytes);
     sendPaginationHeaders(context, page, total);
     const ids = embedIds();
     for (const log of logs) {

@@ -6,13 +6,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { budgetedPageOfEntities, type TextBudget } from '../../db/rows.ts';
 import type { BudgetedPage } from '../../http/pagination.ts';
-import { embeddedTextBytes } from '../notifications/embeds.loader.ts';
 import { foldCase } from '../text/fold.ts';
 import { Log } from './log.entity.ts';
 
 export type LogFilter = { team: string | undefined; noteId: number | undefined };
 
-export async function findLogs(em: EntityManager, callerId: number, filter: LogFilter, budget: TextBudget): Promise<{ logs: Log[]; total: number; page: BudgetedPage }> {
+/** `textBytes`: the SQL estimating an entry's text in bytes (notifications/embeds.loader.ts, which presents what it embeds). */
+export async function findLogs(em: EntityManager, callerId: number, filter: LogFilter, budget: TextBudget, textBytes: (alias: string) => string): Promise<{ logs: Log[]; total: number; page: BudgetedPage }> {
   const where = `from logs l
       left join notes n on n.id = l.note_id
       left join memberships m on m.team_id = coalesce(n.team_id, l.team_id) and m.user_id = ?
@@ -28,6 +28,6 @@ export async function findLogs(em: EntityManager, callerId: number, filter: LogF
   const team = filter.team === undefined ? null : foldCase(filter.team);
   const noteId = filter.noteId ?? null;
   const parameters = [callerId, callerId, team, team, noteId, noteId, noteId];
-  const { items, total, page: results } = await budgetedPageOfEntities(em, Log, 'l', where, parameters, 'l.id desc', embeddedTextBytes('l'), budget);
+  const { items, total, page: results } = await budgetedPageOfEntities(em, Log, 'l', where, parameters, 'l.id desc', textBytes('l'), budget);
   return { logs: items, total, page: results };
 }
