@@ -9,7 +9,8 @@ import { authorize, type NoteScope, type PageScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Comment, type CommentedObject } from './comment.entity.ts';
 import { presentComment, type CommentTarget } from './comment.presenter.ts';
-import { COMMENT_TEXT_BYTES, commentsOn, createComment, deleteComment, findCommentOn, loadCommentViews, oldestFirst, type NewComment } from './comments.service.ts';
+import { COMMENT_TEXT_BYTES } from './comments.repository.ts';
+import { commentsOn, createComment, deleteComment, findCommentOn, loadCommentViews, oldestFirst, type NewComment } from './comments.service.ts';
 
 type Scope = NoteScope | PageScope;
 type PresentTarget = () => Promise<CommentTarget>;

@@ -88,8 +88,6 @@ const LARGEST_ID = 2_147_483_647;
 /** Oldest first; ids break ties between comments written in the same second. */
 export const oldestFirst = { createdAt: 'asc', id: 'asc' } as const;
 
-/** A comment's text in a list, in bytes as stored (db/rows.ts, `findBudgeted`). */
-export const COMMENT_TEXT_BYTES = 'octet_length(item.body)';
 
 /** The comment `id` if it is on `target` in `note`, else 404. */
 export async function findCommentOn(em: EntityManager, note: Note, target: CommentedObject, id: number): Promise<Comment> {

@@ -9,7 +9,8 @@ import { authorize, type NoteScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { Issue } from './issue.entity.ts';
-import { ISSUE_TEXT_BYTES, presentIssue } from './issue.presenter.ts';
+import { presentIssue } from './issue.presenter.ts';
+import { ISSUE_TEXT_BYTES } from './issues.repository.ts';
 import { loadIssueView, loadIssueViews, requireIssueInNote, type LoadedIssue } from './issues.loader.ts';
 import { addIssueTags, createIssue, deleteIssue, updateIssue } from './issues.service.ts';
 

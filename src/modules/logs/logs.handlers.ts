@@ -1,6 +1,7 @@
 import { defineOperation, readerOf } from '../../http/handler.ts';
 import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
-import { embeddedTextBytes, embedIds, loadEmbeds } from '../notifications/embeds.loader.ts';
+import { embedIds, loadEmbeds } from '../notifications/embeds.loader.ts';
+import { embeddedTextBytes } from '../notifications/notifications.repository.ts';
 import { languageOf } from '../notifications/time-ago.ts';
 import { presentLog } from './log.presenter.ts';
 import { findLogs } from './logs.service.ts';

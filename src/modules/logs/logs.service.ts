@@ -11,7 +11,7 @@ import { Log } from './log.entity.ts';
 
 export type LogFilter = { team: string | undefined; noteId: number | undefined };
 
-/** `textBytes`: the SQL estimating an entry's text in bytes (notifications/embeds.loader.ts, which presents what it embeds). */
+/** `textBytes`: the SQL estimating an entry's text in bytes (notifications/notifications.repository.ts). */
 export async function findLogs(em: EntityManager, callerId: number, filter: LogFilter, budget: TextBudget, textBytes: (alias: string) => string): Promise<{ logs: Log[]; total: number; page: BudgetedPage }> {
   const where = `from logs l
       left join notes n on n.id = l.note_id

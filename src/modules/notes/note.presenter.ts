@@ -16,8 +16,6 @@ export type NoteView = {
 };
 
 
-/** A note's text in a list, in bytes as stored: its description, sent as `description_html` (db/rows.ts, `findBudgeted`). */
-export const NOTE_TEXT_BYTES = 'octet_length(item.description)';
 
 /**
  * Which answer the note is part of; the contract shapes the note differently for each:

@@ -5,7 +5,7 @@ import { currentTime } from '../../db/timestamps.ts';
 import { notFound } from '../../http/errors.ts';
 import { budgetedPageOfEntities, type TextBudget } from '../../db/rows.ts';
 import type { BudgetedPage } from '../../http/pagination.ts';
-import { embeddedTextBytes } from './embeds.loader.ts';
+import { embeddedTextBytes } from './notifications.repository.ts';
 import { foldCase } from '../text/fold.ts';
 import { Notification } from './notification.entity.ts';
 

@@ -5,7 +5,8 @@ import { listBudget, pagination, sendPaginationHeaders } from '../../http/pagina
 import { authorize } from '../access/scope.ts';
 import { Note } from '../notes/note.entity.ts';
 import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
-import { NOTE_TEXT_BYTES, presentNote } from '../notes/note.presenter.ts';
+import { presentNote } from '../notes/note.presenter.ts';
+import { NOTE_TEXT_BYTES } from '../notes/notes.repository.ts';
 import { Team } from './team.entity.ts';
 import { presentTeam } from './team.presenter.ts';
 import { loadTeamViews } from './teams.loader.ts';

@@ -6,7 +6,8 @@ import { listBudget, pagination, sendPaginationHeaders } from '../../http/pagina
 import { Membership } from '../teams/team.entity.ts';
 import { Note } from '../notes/note.entity.ts';
 import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
-import { NOTE_TEXT_BYTES, presentNote } from '../notes/note.presenter.ts';
+import { presentNote } from '../notes/note.presenter.ts';
+import { NOTE_TEXT_BYTES } from '../notes/notes.repository.ts';
 import { User } from './user.entity.ts';
 import { presentUser } from './user.presenter.ts';
 import { findUserByUsername } from './users.service.ts';
