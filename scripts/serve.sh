@@ -6,14 +6,17 @@
 #   --max-semi-space-size   V8's young generation grows to 3 x 16-32 MB under load by default; 2 MB semi-spaces
 #                           cost nothing measurable in throughput here (make bench) and keep ~60 MB off.
 #   --max-old-space-size    the heap's ceiling (the default lets it grow lazily to hundreds of MB before collecting).
-#                           It must hold the server's own live objects, the caches (CACHE_BYTES in all, counted
-#                           by what they keep alive), and a few page writes at once, each of which holds a few
-#                           copies of its page (up to LIMIT_PAGE_CONTENT_BYTES) while it runs; 128 MB holds the
-#                           defaults with room to spare (docs/speed.md). Raise it with CACHE_BYTES or the limit.
+#                           Under sustained load the heap fills with garbage up to this ceiling before V8 collects
+#                           it, so the ceiling, not the live objects, sets the resident memory (docs/speed.md). It
+#                           must hold the server's own live objects, the caches (CACHE_BYTES in all, counted by what
+#                           they keep alive), and a few page writes at once, each of which holds a few copies of its
+#                           page (up to LIMIT_PAGE_CONTENT_BYTES) while it runs; 104 MB holds the defaults with
+#                           eight 1 MiB page writes at once (test/api/answer-size.test.ts). Raise it with
+#                           CACHE_BYTES or the limit.
 # Override any of them from the environment: NODE_SERVER_FLAGS replaces the Node flags.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
 export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-1048576}"
 # shellcheck disable=SC2086 # the flags are words
-exec node ${NODE_SERVER_FLAGS:---max-semi-space-size=2 --max-old-space-size=128} src/server.ts "$@"
+exec node ${NODE_SERVER_FLAGS:---max-semi-space-size=2 --max-old-space-size=104} src/server.ts "$@"

@@ -178,7 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', environment === 'test' ? 'silent' : 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     validateResponses: environment !== 'production',
     rateLimitPerHour: integer(env, 'RATE_LIMIT_PER_HOUR', 5000, 1, 10_000_000),
-    cacheBytes: integer(env, 'CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
+    cacheBytes: integer(env, 'CACHE_BYTES', 16 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),
     limits: {
       requestBodyBytes: integer(env, 'LIMIT_REQUEST_BODY_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -79,8 +79,8 @@ describe('serialiseOnce', () => {
 });
 
 describe('CACHE_BYTES', () => {
-  it('is 32 MiB by default, a whole number of bytes from 1 MiB up', () => {
-    expect(loadConfig({}).cacheBytes).toBe(32 * MiB);
+  it('is 16 MiB by default, a whole number of bytes from 1 MiB up', () => {
+    expect(loadConfig({}).cacheBytes).toBe(16 * MiB);
     expect(loadConfig({ CACHE_BYTES: String(MiB) }).cacheBytes).toBe(MiB);
     expect(loadConfig({ CACHE_BYTES: '1073741824' }).cacheBytes).toBe(1024 * MiB);
     for (const bad of ['1048575', '32M', '-1', '1e9', '0x100000']) expect(() => loadConfig({ CACHE_BYTES: bad })).toThrow(ConfigError);
