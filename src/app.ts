@@ -26,6 +26,7 @@ import './http/request-state.ts';
 import { createUrls } from './http/urls.ts';
 import { operations } from './http/operations.ts';
 import { subscribeAll } from './modules/subscribers.ts';
+import type { ProjectionWorker } from './modules/events/projections.ts';
 import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
 import { webRoutes } from './modules/web/web.routes.ts';
 import { oauthRoutes } from './modules/oauth/oauth.routes.ts';
@@ -37,6 +38,8 @@ export type AppDependencies = {
   logger: Logger;
   /** The database's change announcements; without a live feed nothing is answered from memory alone. */
   changes?: ChangeFeed;
+  /** This process's projections of the change log, woken after every write it answers (none: left to the timer of others). */
+  projections?: ProjectionWorker | undefined;
 };
 
 /**
@@ -50,7 +53,7 @@ function teamMembersBytes(members: TeamMembers): number {
   return bytes;
 }
 
-export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDependencies): express.Express {
+export function buildApp({ config, orm, logger, changes = silentFeed(), projections }: AppDependencies): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -77,6 +80,13 @@ export function buildApp({ config, orm, logger, changes = silentFeed() }: AppDep
   });
 
   app.use(requestIdAndLog(logger));
+  // a write answered: what it changed is committed, and its projections can run at once
+  if (projections) {
+    app.use((req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') res.on('finish', () => projections.poke());
+      next();
+    });
+  }
   // METRICS_TOKEN set: every request is measured and /metrics answers its bearer (metrics.ts); unset, neither
   if (config.metricsToken) {
     const metrics = createMetrics(config.metricsToken, orm, changes);

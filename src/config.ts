@@ -31,6 +31,11 @@ export type Config = {
   storage: StorageConfig;
   oauth: OAuthSettings;
   webhooks: WebhookSettings;
+  /**
+   * Whether this process runs the projections of the change log (PROJECTION_WORKER: the search index, the webhooks'
+   * outbox; src/modules/events/projections.ts). With several processes, any number may: one at a time applies each.
+   */
+  projectionWorker: boolean;
 };
 
 // Webhooks (src/modules/webhooks): the delivery worker's pace, its retries, when a failing webhook is disabled, and
@@ -178,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', environment === 'test' ? 'silent' : 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     validateResponses: environment !== 'production',
     rateLimitPerHour: integer(env, 'RATE_LIMIT_PER_HOUR', 5000, 1, 10_000_000),
+    projectionWorker: oneOf(env, 'PROJECTION_WORKER', 'true', ['true', 'false'] as const) === 'true',
     cacheBytes: integer(env, 'CACHE_BYTES', 16 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),
     limits: {

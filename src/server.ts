@@ -14,6 +14,7 @@ import { pruneRateLimits } from './http/rate-limit.ts';
 import { readiness } from './modules/system/system.routes.ts';
 import { reindexIfEmpty } from './modules/search/search.indexer.ts';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.ts';
+import { ProjectionWorker } from './modules/events/projections.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     sweepAttachmentBytes(database.orm.em.fork(), config).catch((error: unknown) =>
       logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'sweeping attachment bytes failed'));
   let server: Server;
+  let projections: ProjectionWorker | undefined;
   let firstToken: string | undefined;
   try {
     const applied = await migrate(database.orm);
@@ -74,7 +76,10 @@ async function main(): Promise<void> {
     // a database from before the search index (migration 0008) gets its index built once, here
     const reindexed = await reindexIfEmpty(database.orm.em.fork());
     if (reindexed) logger.info({ documents: reindexed.documents, milliseconds: Math.round(reindexed.milliseconds) }, 'search index built');
-    const app = buildApp({ config, orm: database.orm, logger, changes: database.changes });
+    // what follows from each change after it commits (the search index, the webhooks' outbox), from the change log;
+    // started after the migrations, it first catches up with whatever was committed and not yet projected
+    projections = config.projectionWorker ? new ProjectionWorker(database.orm.em.fork(), logger) : undefined;
+    const app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
@@ -87,6 +92,7 @@ async function main(): Promise<void> {
   // webhook deliveries from the outbox (WEBHOOK_WORKER=false leaves them to other processes)
   const webhooks = new WebhookWorker(database.orm, config.webhooks, logger);
   if (config.webhooks.worker) webhooks.start();
+  projections?.start();
   setInterval(prune, REVISION_PRUNE_INTERVAL_MS).unref();
   setInterval(sweep, ATTACHMENT_SWEEP_INTERVAL_MS).unref();
   const where = database.kind === 'postgres' ? `PostgreSQL at ${describeDatabaseUrl(config.databaseUrl!)}` : `embedded PGlite in ${config.dataDir}`;
@@ -121,6 +127,7 @@ async function main(): Promise<void> {
     force.unref();
     server.close(async () => {
       await workerStopped;
+      await projections?.stop();
       await database.close();
       logger.info('stopped');
       process.exit(0);

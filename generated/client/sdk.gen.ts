@@ -1866,6 +1866,10 @@ export const listChecks = <ThrowOnError extends boolean = false>(options?: Optio
  * Permissions are applied inside the search, before the page is cut: a page is never short while more matches
  * exist, and `X-Total-Count` counts the matching notes the caller may read.
  *
+ * Freshness: the index is kept from the service's change log right after each write commits, not inside the
+ * write, so a search may not show a write for a moment (well under a second normally; `make bench` measures it
+ * under load). Everything else a write changes is seen by the writer's next request.
+ *
  * Counts are capped, never exact over huge sets: when more than 2,500 objects contain every term (a word found
  * nearly everywhere), the notes are taken in the order asked for and each is checked for a match until the page
  * is full, so the work stays bounded by the page. Then `relevance` orders as `-updated_at`, `matches` are the

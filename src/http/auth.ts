@@ -48,7 +48,7 @@ async function lookUp(em: EntityManager, hash: string, now: number): Promise<{ e
     return { confirmed: true, expired };
   }
   const entry: CachedToken = {
-    caller: { user: token.user, tokenId: token.id, tokenScope: token.scope },
+    caller: { user: token.user, tokenId: token.id, tokenScope: token.scope, clientId: token.clientId ?? null },
     expiresAt: token.expiresAt ? token.expiresAt.getTime() : null,
     lastUsedAt: token.lastUsedAt ? token.lastUsedAt.getTime() : 0,
     cachedAt: now,

@@ -1,13 +1,14 @@
-// Everything that follows from a domain event, registered once when the app is built: the notifications and the
-// activity log, the search index, the webhooks' outbox.
+// Everything that follows from a domain event, registered once when the app is built: in the transaction of the
+// change, the notifications and the activity log (the caller's next request must see them); after it commits, as
+// projections of the change log, the search index and the webhooks' outbox.
 import { subscribeActivityLog } from './logs/logs.subscriber.ts';
 import { subscribeNotifications } from './notifications/notifications.subscriber.ts';
-import { subscribeSearchIndex } from './search/search.subscriber.ts';
-import { subscribeWebhooks } from './webhooks/webhooks.subscriber.ts';
+import { registerSearchProjection } from './search/search.projection.ts';
+import { registerWebhooksProjection } from './webhooks/webhooks.projection.ts';
 
 export function subscribeAll(): void {
   subscribeNotifications();
   subscribeActivityLog();
-  subscribeSearchIndex();
-  subscribeWebhooks();
+  registerSearchProjection();
+  registerWebhooksProjection();
 }

@@ -188,6 +188,7 @@ describe('searchNotes', () => {
   it('finds words with İ, ß, ǅ, final sigma and full-width letters in any case, as the tags match them', async () => {
     const note = await makeNote(app, 'folds', manager.user, { slug: 'words', title: 'Word list' });
     const page = await makePage(app, note, member, { title: 'Unicode', content: '<p>İstanbul, die Straße, ǅungla, ΟΔΟΣ and the Ｗｉｄｅ word</p>' });
+    await app.settle();
     const found = async (q: string) => {
       const answer = await member.client.get(`/api/v1/search?q=${encodeURIComponent(q)}`);
       expect(answer.status, answer.text).toBe(200);

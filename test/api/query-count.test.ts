@@ -183,6 +183,7 @@ describe('search costs a fixed number of queries', () => {
     };
     const path = '/api/v1/search?q=ocelot';
     const measure = async () => {
+      await app.settle();
       await reader.client.get(path);
       return app.countQueries(async () => expect((await reader.client.get(path)).status).toBe(200));
     };

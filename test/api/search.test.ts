@@ -30,6 +30,8 @@ async function apiNote(actor: Actor, team: string, title: string, options: { slu
 }
 
 async function search(actor: Actor, query: Record<string, string | number | undefined>) {
+  // the index is a projection of the change log: what the tests wrote is indexed first, as the server's worker does
+  await app.settle();
   const parameters = new URLSearchParams(Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])));
   return actor.client.get<Hit[]>(`/api/v1/search?${parameters}`);
 }
@@ -71,6 +73,7 @@ describe('searchNotes', () => {
   });
 
   it('answers on the .json path too, with + for spaces as form-encoded queries send them', async () => {
+    await app.settle();
     const answer = await outsider.client.get('/api/v1/search.json?q=handbook+deploy&type=note');
     expect([answer.status, answer.body.map((hit: Hit) => hit.id)]).toEqual([200, [shared.id]]);
   });

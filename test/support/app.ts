@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildApp } from '../../src/app.ts';
+import { ProjectionWorker } from '../../src/modules/events/projections.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { answerClientErrors } from '../../src/http/client-errors.ts';
@@ -25,6 +26,8 @@ export type TestApp = {
   /** The rate limit's lease statements run so far (not in countQueries; only when started with `countQueries`). */
   rateLimitLeases(): number;
   close(): Promise<void>;
+  /** Projects every committed change (the search index, the webhooks' outbox), as the server's worker does after each write. */
+  settle(): Promise<void>;
 };
 
 export async function startTestApp(
@@ -63,7 +66,11 @@ export async function startTestApp(
     ...(dataDir ? { DATA_DIR: dataDir } : {}),
     ...env,
   });
-  const app = buildApp({ config, orm: database.orm, logger: createLogger(config.logLevel, {}, options.logTo), changes: options.feedDown ? silentFeed() : database.changes });
+  const logger = createLogger(config.logLevel, {}, options.logTo);
+  // the projections of the change log run when a test asks (settle), not on their own: what a test counts or
+  // checks never depends on when a worker happened to run
+  const projections = new ProjectionWorker(database.orm.em.fork(), logger);
+  const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes });
   server.on('request', app);
   return {
     baseUrl,
@@ -71,6 +78,7 @@ export async function startTestApp(
     database,
     em: () => database.orm.em.fork(),
     rateLimitLeases: () => rateLimitLeases,
+    settle: () => projections.settle(),
     async countQueries(action) {
       if (!options.countQueries) throw new Error('start the app with { countQueries: true }');
       const before = queries;

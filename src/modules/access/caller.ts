@@ -2,6 +2,7 @@
 // per request; handlers and policies read it.
 import type { TokenScope } from '../auth/token.entity.ts';
 import type { User } from '../users/user.entity.ts';
+import type { Actor } from '../events/events.ts';
 
 export type Caller = {
   /** The user, as read when the token was looked up (a snapshot: never pass it to an entity manager, use its id). */
@@ -14,4 +15,11 @@ export type Caller = {
    * process, the admin command line) takes effect at once.
    */
   tokenConfirmed: boolean;
+  /** The OAuth app the token was issued to (its client's id); null for a personal token. */
+  clientId: number | null;
 };
+
+/** Who the change log and the subscribers say made a change: the user, and the app it came through. */
+export function actorOf(caller: Caller): Actor {
+  return { id: caller.user.id, username: caller.user.username, name: caller.user.name, clientId: caller.clientId };
+}

@@ -1,6 +1,7 @@
 // The attachment operations: list, upload, delete, download (the bytes) and the metadata (`.json`). Uploading takes
 // `note.edit` (every member of the note's team); deleting `attachment.delete` (the uploader, or a manager); reading
 // takes what reading the note takes (a private note's attachment is 404 to outsiders).
+import { actorOf } from '../access/caller.ts';
 import { PassThrough } from 'node:stream';
 import { defineOperation, noContent, readerOf, type HandlerContext, type StreamAnswer } from '../../http/handler.ts';
 import { HttpError } from '../../http/errors.ts';
@@ -63,14 +64,14 @@ export const attachmentOperations = {
     const storage = storageFor(context.config);
     const file = await receiveUpload(context.request, { tempDir: storage.tempDir, limit: context.config.limits.attachmentBytes });
     const contentType = await sniffType(file.head);
-    const attachment = await createAttachment(context.em, storage, scope.caller.user, scope.note, { ...file, contentType });
+    const attachment = await createAttachment(context.em, storage, actorOf(scope.caller), scope.note, { ...file, contentType });
     return presentUpload(attachment, context.urls);
   }),
 
   deleteAttachment: defineOperation('deleteAttachment', { scope: 'note', action: 'attachment.delete' }, async ({ path }, scope, context) => {
     const attachment = await findAttachmentOf(context.em, scope.note, path.id);
     authorize(scope, 'attachment.delete', { uploaderId: attachment.user.id });
-    await deleteAttachment(context.em, storageFor(context.config), scope.caller.user, scope.note, attachment);
+    await deleteAttachment(context.em, storageFor(context.config), actorOf(scope.caller), scope.note, attachment);
     return noContent;
   }),
 

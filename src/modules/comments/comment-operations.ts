@@ -1,6 +1,7 @@
 // What the three kinds of comment operation share (on a note, a page, an issue): list one page of the comments on
 // the commented object, comment on it, delete a comment of it. Each handler names its object and how the object is
 // presented inside its comments (presented once per answer, only when there is a comment to embed it in).
+import { actorOf } from '../access/caller.ts';
 import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
 import { noContent, type HandlerContext } from '../../http/handler.ts';
 import { findBudgeted } from '../../db/rows.ts';
@@ -50,7 +51,7 @@ export async function listCommentsOn(
 /** A new comment on `target` by the caller, presented from what was written (no read-back). */
 export async function commentOn(context: HandlerContext, scope: Scope, target: CommentedObject, input: NewComment, presentTarget: PresentTarget): Promise<CommentBody> {
   authorize(scope, 'note.comment', scope.note);
-  const { comment, mentioned } = await createComment(context.em, scope.caller.user, scope.note, target, input);
+  const { comment, mentioned } = await createComment(context.em, actorOf(scope.caller), scope.note, target, input);
   return presentComment({ comment, author: scope.caller.user, mentions: mentioned, caller: callerOf(scope), target: await presentTarget() }, context.urls);
 }
 
@@ -58,6 +59,6 @@ export async function commentOn(context: HandlerContext, scope: Scope, target: C
 export async function deleteCommentOn(context: HandlerContext, scope: Scope, target: CommentedObject, id: number): Promise<typeof noContent> {
   const comment = await findCommentOn(context.em, scope.note, target, id);
   authorize(scope, 'comment.delete', { authorId: comment.user.id });
-  await deleteComment(context.em, scope.caller.user, scope.note, target, comment);
+  await deleteComment(context.em, actorOf(scope.caller), scope.note, target, comment);
   return noContent;
 }

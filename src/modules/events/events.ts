@@ -1,7 +1,8 @@
-// Domain events: a service records what happened, inside its transaction; whatever must follow from it (the
-// notifications, the activity log, later webhooks and the search index) subscribes here and writes in that same
-// transaction, so the change and its consequences commit or roll back together. Services never import the
-// subscribers: who is told of what lives with the subscriber.
+// Domain events: a service records what happened, inside its transaction. Each event is appended to the change log
+// (change-log.ts) and handed to the subscribers that must write in that same transaction, because the caller's next
+// request has to see what they write (the activity log, the notifications of others); what may follow after commit
+// (the search index, the webhooks' outbox) is projected from the change log (projections.ts). Services never import
+// the subscribers or projections: who is told of what lives with them.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Attachment } from '../attachments/attachment.entity.ts';
 import type { Comment, CommentedObject } from '../comments/comment.entity.ts';
@@ -11,9 +12,13 @@ import type { Page, PageVersion } from '../pages/page.entity.ts';
 import type { MergeRequest } from '../requests/merge-request.entity.ts';
 import type { Team, TeamRole } from '../teams/team.entity.ts';
 import type { User } from '../users/user.entity.ts';
+import { appendChange } from './change-log.ts';
 
-/** The user who made the change (a snapshot; subscribers use its id and name). */
-export type Actor = Pick<User, 'id' | 'username' | 'name'>;
+/**
+ * The user who made the change (a snapshot; subscribers use its id and name), and the OAuth app it came through
+ * (the client's id; null or absent for a personal token).
+ */
+export type Actor = Pick<User, 'id' | 'username' | 'name'> & { clientId?: number | null };
 
 export type DomainEvent =
   | { type: 'note.created'; actor: Actor; note: Note }
@@ -56,7 +61,11 @@ export function subscribe(name: string, subscriber: Subscriber): void {
   subscribers.set(name, subscriber);
 }
 
-/** Records an event inside the caller's transaction: every subscriber runs on the same entity manager, in order. */
+/**
+ * Records an event inside the caller's transaction: appended to the change log, then every subscriber runs on the
+ * same entity manager, in order.
+ */
 export async function recordEvent(em: EntityManager, event: DomainEvent): Promise<void> {
+  await appendChange(em, event);
   for (const subscriber of subscribers.values()) await subscriber(em, event);
 }

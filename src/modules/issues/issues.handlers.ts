@@ -1,6 +1,7 @@
 // The issue operations: list, show, create, update (PUT and PATCH alike), delete, add tags, and the caller's
 // assigned issues across notes. Creating, editing and tagging take `note.edit` (every member of the note's team);
 // deleting takes `issue.manage` (the creator while in the team, or a manager).
+import { actorOf } from '../access/caller.ts';
 import type { IssueUpdateInput } from '../../../generated/client/types.gen.ts';
 import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
 import { findBudgeted } from '../../db/rows.ts';
@@ -42,7 +43,7 @@ async function answerIssue(context: HandlerContext, note: Note, index: number) {
 async function update(context: HandlerContext, scope: NoteScope, index: number, fields: IssueUpdateInput['issue']) {
   const issue = await requireIssueInNote(context.em, scope.note.id, index);
   authorize(scope, 'note.edit');
-  await updateIssue(context.em, scope.caller.user, scope.note, issue, fields);
+  await updateIssue(context.em, actorOf(scope.caller), scope.note, issue, fields);
   return answerIssue(context, scope.note, index);
 }
 
@@ -64,7 +65,7 @@ export const issueOperations = {
 
   createIssue: defineOperation('createIssue', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
-    const issue = await createIssue(context.em, scope.caller.user, scope.note, body.issue);
+    const issue = await createIssue(context.em, actorOf(scope.caller), scope.note, body.issue);
     return answerIssue(context, scope.note, issue.index);
   }),
 
@@ -76,7 +77,7 @@ export const issueOperations = {
   deleteIssue: defineOperation('deleteIssue', { scope: 'note', action: 'issue.manage' }, async ({ path }, scope, context) => {
     const issue = await requireIssueInNote(context.em, scope.note.id, path.index);
     authorize(scope, 'issue.manage', { creatorId: issue.fromUser.id });
-    await deleteIssue(context.em, scope.caller.user, scope.note, issue);
+    await deleteIssue(context.em, actorOf(scope.caller), scope.note, issue);
     return noContent;
   }),
 
@@ -84,7 +85,7 @@ export const issueOperations = {
   addIssueTags: defineOperation('addIssueTags', { scope: 'note', action: 'note.edit' }, async ({ path, body }, scope, context) => {
     const issue = await requireIssueInNote(context.em, scope.note.id, path.index);
     authorize(scope, 'note.edit');
-    await addIssueTags(context.em, scope.caller.user, scope.note, issue, body?.tags ?? []);
+    await addIssueTags(context.em, actorOf(scope.caller), scope.note, issue, body?.tags ?? []);
     return answerIssue(context, scope.note, path.index);
   }),
 

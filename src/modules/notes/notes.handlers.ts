@@ -7,6 +7,7 @@ import { Membership } from '../teams/team.entity.ts';
 import { findTeam } from '../teams/teams.service.ts';
 import { foldCase } from '../text/fold.ts';
 import type { Caller } from '../access/caller.ts';
+import { actorOf } from '../access/caller.ts';
 import { Note } from './note.entity.ts';
 import { presentNote, type NoteVariant } from './note.presenter.ts';
 import { NOTE_TEXT_BYTES } from './notes.repository.ts';
@@ -45,7 +46,7 @@ async function update(context: HandlerContext, scope: NoteScope, fields: NoteBod
     authorize(targetScope, 'team.manage');
     target = targetScope.team;
   }
-  const note = await updateNote(context.em, scope.caller.user, scope.note, target, { ...fields, slugGiven: 'slug' in fields });
+  const note = await updateNote(context.em, actorOf(scope.caller), scope.note, target, { ...fields, slugGiven: 'slug' in fields });
   return present(context, note, 'updated');
 }
 
@@ -77,7 +78,7 @@ export const noteOperations = {
   createNote: defineOperation('createNote', { scope: 'caller', action: 'team.createNote' }, async ({ body }, { caller }, context) => {
     const teamScope = await bodyTeam(context, caller, body.note.team);
     authorize(teamScope, 'team.createNote');
-    const note = await createNote(context.em, caller.user, teamScope.team, body.note);
+    const note = await createNote(context.em, actorOf(caller), teamScope.team, body.note);
     return present(context, note, 'created');
   }),
 
@@ -86,7 +87,7 @@ export const noteOperations = {
 
   deleteNote: defineOperation('deleteNote', { scope: 'note', action: 'note.manage' }, async (_input, scope, context) => {
     authorize(scope, 'note.manage');
-    await deleteNote(context.em, scope.caller.user, scope.note);
+    await deleteNote(context.em, actorOf(scope.caller), scope.note);
     return noContent;
   }),
 

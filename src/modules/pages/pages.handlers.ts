@@ -1,4 +1,5 @@
 import type { Page as PageBody, PageUpdateInput } from '../../../generated/client/types.gen.ts';
+import { actorOf } from '../access/caller.ts';
 import { notFound } from '../../http/errors.ts';
 import { defineOperation, noContent, readerOf, type HandlerContext, type Reader } from '../../http/handler.ts';
 import { authorize, scopeTags, type PageScope } from '../access/scope.ts';
@@ -59,7 +60,7 @@ export async function answerPage(context: HandlerContext, note: Note, page: Page
 async function update(context: HandlerContext, scope: PageScope, changes: PageUpdateInput['page'], ifMatch: string | undefined) {
   authorize(scope, 'note.edit');
   checkContentSize(changes.content, context.config.limits);
-  const page = await updatePage(context.em, scope.caller.user, scope.note, scope.page, changes, ifMatch, context.config.limits);
+  const page = await updatePage(context.em, actorOf(scope.caller), scope.note, scope.page, changes, ifMatch, context.config.limits);
   return answerPage(context, scope.note, page);
 }
 
@@ -108,7 +109,7 @@ export const pageOperations = {
   createPage: defineOperation('createPage', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     checkContentSize(body.page.content, context.config.limits);
-    const page = await createPage(context.em, scope.caller.user, scope.note, body.page, context.config.limits);
+    const page = await createPage(context.em, actorOf(scope.caller), scope.note, body.page, context.config.limits);
     return answerPage(context, scope.note, page);
   }),
 
@@ -120,7 +121,7 @@ export const pageOperations = {
   /** Deletes the page with its whole subtree. */
   deletePage: defineOperation('deletePage', { scope: 'page', action: 'note.edit' }, async (_input, scope, context) => {
     authorize(scope, 'note.edit');
-    await deletePage(context.em, scope.caller.user, scope.note, scope.page);
+    await deletePage(context.em, actorOf(scope.caller), scope.note, scope.page);
     return noContent;
   }),
 };

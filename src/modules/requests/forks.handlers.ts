@@ -1,5 +1,6 @@
 // Forks: make one (`createFork`), bring one up to date (`pullFork`), and list the caller's forks that can be brought
 // up to date (`listChecks`, type `pull`). Anyone who may read a note may fork it, into a team they are a member of.
+import { actorOf } from '../access/caller.ts';
 import { unprocessable } from '../../http/errors.ts';
 import { defineOperation, readerOf } from '../../http/handler.ts';
 import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
@@ -18,7 +19,7 @@ export const forkOperations = {
     const target = await findTeamScope(context.em, scope.caller, name);
     if (!target) throw unprocessable('unknown_team', `no team is named "${name}"`, [{ pointer: '/team', detail: 'no such team' }]);
     authorize(target, 'team.createNote');
-    const fork = await createFork(context.em, scope.caller.user, scope.note, scope.team, target.team, { title: body?.title });
+    const fork = await createFork(context.em, actorOf(scope.caller), scope.note, scope.team, target.team, { title: body?.title });
     return presentNote(await loadNoteView(readerOf(context), fork), context.urls, 'forked');
   }),
 
@@ -26,7 +27,7 @@ export const forkOperations = {
   pullFork: defineOperation('pullFork', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     const original = await originalOf(context.em, scope);
-    await pullFork(context.em, scope.caller.user, scope.note, original, resolutionsByPage(body?.resolutions), context.config.limits);
+    await pullFork(context.em, actorOf(scope.caller), scope.note, original, resolutionsByPage(body?.resolutions), context.config.limits);
     return presentNote(await loadNoteView(readerOf(context), scope.note), context.urls, 'forked');
   }),
 

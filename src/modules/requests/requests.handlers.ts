@@ -1,6 +1,7 @@
 // The request operations. A request is listed, read, opened, closed and merged on the original note (the path's
 // note); it is created on the fork. Creating takes `note.edit` on the fork; opening and closing `request.manage`
 // (its author, or a manager of the original's team); merging `note.manage` on the original (a manager).
+import { actorOf } from '../access/caller.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { unprocessable } from '../../http/errors.ts';
 import { defineOperation, readerOf, type HandlerContext } from '../../http/handler.ts';
@@ -41,7 +42,7 @@ export async function originalOf(em: EntityManager, scope: NoteScope) {
 async function transition(context: HandlerContext, scope: NoteScope, index: number, change: typeof openRequest) {
   const request = await requireRequestInNote(context.em, scope.note.id, index);
   authorize(scope, 'request.manage', { authorId: request.user.id });
-  await change(context.em, scope.caller.user, scope.note, request, request.user);
+  await change(context.em, actorOf(scope.caller), scope.note, request, request.user);
   return answer(context, scope.note.id, index);
 }
 
@@ -66,7 +67,7 @@ export const requestOperations = {
   createRequest: defineOperation('createRequest', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');
     const original = await originalOf(context.em, scope);
-    const request = await createRequest(context.em, scope.caller.user, scope.note, original, original.team, body);
+    const request = await createRequest(context.em, actorOf(scope.caller), scope.note, original, original.team, body);
     return answer(context, original.id, request.index);
   }),
 
@@ -76,7 +77,7 @@ export const requestOperations = {
   mergeRequest: defineOperation('mergeRequest', { scope: 'note', action: 'note.manage' }, async ({ path, body }, scope, context) => {
     const request = await requireRequestInNote(context.em, scope.note.id, path.index);
     authorize(scope, 'note.manage');
-    await mergeRequest(context.em, scope.caller.user, scope.note, request, request.user, {
+    await mergeRequest(context.em, actorOf(scope.caller), scope.note, request, request.user, {
       expectedHeadVersions: body?.expected_head_versions,
       resolutions: body?.resolutions,
     }, context.config.limits);

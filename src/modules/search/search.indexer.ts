@@ -1,6 +1,7 @@
 // Writing the n-gram index (table search_documents, migration 0008): documents made from notes, pages, issues and
-// comments, upserted in batches by one statement each. The subscriber (search.subscriber.ts) writes the documents of
-// one change inside its transaction; `reindex` rebuilds the whole index with the same code, in one transaction.
+// comments, upserted in batches by one statement each. The projection (search.projection.ts) writes the documents a
+// batch of changes touched, after they commit; `reindex` rebuilds the whole index with the same code, in one
+// transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { forgetTokenStats } from './search.stats.ts';
 import { htmlToText, indexTokens, normalize } from './text.ts';
@@ -56,10 +57,47 @@ export async function writeDocuments(em: EntityManager, documents: readonly Sear
   );
 }
 
-/** The documents of every page of a note, read in one statement (pages written set-based: a fork, a pull, a merge). */
-export async function pageDocumentsOfNote(em: EntityManager, noteId: number): Promise<SearchDocument[]> {
-  const rows = await em.execute<SourceRow[]>('select id, note_id, title, content as text from pages where note_id = ? order by id', [noteId]);
-  return rows.map((row) => pageDocument({ id: row.id, title: row.title, content: row.text }, row.note_id));
+/**
+ * How many objects of a kind are read and written per statement by `documentsOf`: a page may hold
+ * LIMIT_PAGE_CONTENT_BYTES (1 MiB by default) and its document a few copies of its text while it is made, so pages
+ * go a few at a time; notes, issues and comments hold at most 64 KiB.
+ */
+const GROUP: Record<DocumentKind, number> = { note: 50, page: 4, issue: 50, comment: 50 };
+
+/** The rows of one kind with the given ids. */
+function sourceByIdsQuery(kind: DocumentKind): string {
+  switch (kind) {
+    case 'note':
+      return 'select id, id as note_id, title, description as text from notes where id = any(?::int[])';
+    case 'page':
+      return 'select id, note_id, title, content as text from pages where id = any(?::int[])';
+    case 'issue':
+      return 'select id, note_id, title, description as text from issues where id = any(?::int[])';
+    case 'comment':
+      return `select id, note_id, '' as title, body as text from comments where id = any(?::int[])`;
+  }
+}
+
+/**
+ * The documents of the objects asked for, as they are now, in groups of at most GROUP[kind] (objects gone since are
+ * left out); `pagesOfNotes`: every page of those notes too.
+ */
+export async function* documentsOf(
+  em: EntityManager,
+  wanted: Record<DocumentKind, ReadonlySet<number>> & { pagesOfNotes: ReadonlySet<number> },
+): AsyncGenerator<SearchDocument[]> {
+  const pages = new Set(wanted.page);
+  if (wanted.pagesOfNotes.size > 0) {
+    const rows = await em.execute<{ id: number }[]>('select id from pages where note_id = any(?::int[])', [`{${[...wanted.pagesOfNotes].join(',')}}`]);
+    for (const row of rows) pages.add(row.id);
+  }
+  for (const kind of ['note', 'page', 'issue', 'comment'] as const) {
+    const ids = [...(kind === 'page' ? pages : wanted[kind])].sort((a, b) => a - b);
+    for (let start = 0; start < ids.length; start += GROUP[kind]) {
+      const rows = await em.execute<SourceRow[]>(sourceByIdsQuery(kind), [`{${ids.slice(start, start + GROUP[kind]).join(',')}}`]);
+      if (rows.length > 0) yield rows.map(documentOf[kind]);
+    }
+  }
 }
 
 /** The GIN index as migration 0008 creates it. */

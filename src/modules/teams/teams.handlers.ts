@@ -1,4 +1,5 @@
 import { sql } from '@mikro-orm/core';
+import { actorOf } from '../access/caller.ts';
 import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { findBudgeted } from '../../db/rows.ts';
 import { listBudget, pagination, sendPaginationHeaders } from '../../http/pagination.ts';
@@ -54,35 +55,35 @@ export const teamOperations = {
   }),
 
   createTeam: defineOperation('createTeam', { scope: 'caller', action: 'signed-in' }, async ({ body }, { caller }, context) =>
-    present(context, await createTeam(context.em, caller.user, body.team.name)),
+    present(context, await createTeam(context.em, actorOf(caller), body.team.name)),
   ),
 
   updateTeam: defineOperation('updateTeam', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
     authorize(scope, 'team.manage');
-    return present(context, await renameTeam(context.em, scope.caller.user, scope.team, body.team.name));
+    return present(context, await renameTeam(context.em, actorOf(scope.caller), scope.team, body.team.name));
   }),
   updateTeamViaPatch: defineOperation('updateTeamViaPatch', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
     authorize(scope, 'team.manage');
-    return present(context, await renameTeam(context.em, scope.caller.user, scope.team, body.team.name));
+    return present(context, await renameTeam(context.em, actorOf(scope.caller), scope.team, body.team.name));
   }),
 
   deleteTeam: defineOperation('deleteTeam', { scope: 'team', action: 'team.manage' }, async (_input, scope, context) => {
     authorize(scope, 'team.manage');
-    await deleteTeam(context.em, scope.caller.user, scope.team);
+    await deleteTeam(context.em, actorOf(scope.caller), scope.team);
     return noContent;
   }),
 
   /** Adds a user by username with a role, or changes the role of a user already in the team. */
   addTeamUser: defineOperation('addTeamUser', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
     authorize(scope, 'team.manage');
-    await setTeamUser(context.em, scope.caller.user, scope.team, body.username, body.role ?? 'member');
+    await setTeamUser(context.em, actorOf(scope.caller), scope.team, body.username, body.role ?? 'member');
     return present(context, scope.team);
   }),
 
   /** Managers remove anyone; any user may also remove themselves (leave the team). */
   removeTeamUser: defineOperation('removeTeamUser', { scope: 'team', action: 'team.removeUser' }, async ({ path }, scope, context) => {
     authorize(scope, 'team.removeUser', { userId: path.id });
-    await removeTeamUser(context.em, scope.caller.user, scope.team, path.id);
+    await removeTeamUser(context.em, actorOf(scope.caller), scope.team, path.id);
     return present(context, scope.team);
   }),
 };

@@ -1,0 +1,139 @@
+// The change log (migration 0015, docs/architecture.md "The change log"): one row per domain event, appended in the
+// transaction of the change by recordEvent (events.ts). A row says what happened, who did it (and through which
+// app), where (team, note) and to what (the subject's id, and in `payload` the thin data: ids, indexes, version
+// numbers, the fields that changed; never content). Projections read it after commit (projections.ts).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DomainEvent, EventType } from './events.ts';
+
+/** A change as read back: ids of bigint columns come as strings. */
+export type ChangeRow = {
+  id: string;
+  tx: string;
+  occurred_at: Date;
+  type: EventType;
+  actor_id: number | null;
+  client_id: number | null;
+  team_id: number | null;
+  note_id: number | null;
+  subject_id: number | null;
+  payload: ChangeData & { actor: { id: number; username: string } };
+};
+
+export type ChangeData = Record<string, unknown>;
+
+/** The team a change belongs to (none for a team's creation or deletion: no one outside it could hear of it). */
+export function teamOf(event: DomainEvent): number | undefined {
+  if (event.type === 'team.created' || event.type === 'team.deleted') return undefined;
+  return 'note' in event ? event.note.team.id : event.team.id;
+}
+
+/** The thin data of an event: what webhooks send and what the change log keeps. */
+export function dataOf(event: DomainEvent): ChangeData {
+  switch (event.type) {
+    case 'note.created':
+    case 'note.deleted':
+      return { note_id: event.note.id };
+    case 'note.updated':
+      return { note_id: event.note.id, changed: event.changed };
+    case 'page.created':
+    case 'page.restored':
+      return { note_id: event.note.id, page_id: event.page.id, version: event.version.index };
+    case 'page.deleted':
+      return { note_id: event.note.id, page_id: event.page.id };
+    case 'page.updated':
+      return { note_id: event.note.id, page_id: event.page.id, changed: event.changed, ...(event.version ? { version: event.version.index } : {}) };
+    case 'comment.created':
+    case 'comment.deleted': {
+      const target = event.target;
+      return {
+        note_id: event.note.id,
+        comment_id: event.comment.id,
+        on: target.type,
+        ...(target.type === 'page' ? { page_id: target.page.id } : {}),
+        ...(target.type === 'issue' ? { issue_id: target.issue.id, issue_index: target.issue.index } : {}),
+      };
+    }
+    case 'issue.created':
+    case 'issue.deleted':
+      return { note_id: event.note.id, issue_id: event.issue.id, issue_index: event.issue.index };
+    case 'issue.updated':
+      return { note_id: event.note.id, issue_id: event.issue.id, issue_index: event.issue.index, changed: event.changed };
+    case 'attachment.created':
+    case 'attachment.deleted':
+      return { note_id: event.note.id, attachment_id: event.attachment.id };
+    case 'team.created':
+    case 'team.renamed':
+    case 'team.deleted':
+      return { changed: ['name'] };
+    case 'membership.added':
+    case 'membership.changed':
+      return { user_id: event.user.id, role: event.role };
+    case 'membership.removed':
+      return { user_id: event.user.id };
+    case 'fork.created':
+    case 'fork.pulled':
+      return { note_id: event.note.id, original_note_id: event.original.id };
+    case 'request.created':
+    case 'request.opened':
+    case 'request.closed':
+    case 'request.merged':
+      return { note_id: event.note.id, request_id: event.request.id, request_index: event.request.index, from_note_id: event.request.fromNote.id };
+  }
+}
+
+/** The id of what the change is about (the page, issue, comment, attachment, request, member; the note or team itself). */
+function subjectOf(event: DomainEvent): number {
+  switch (event.type) {
+    case 'note.created':
+    case 'note.updated':
+    case 'note.deleted':
+    case 'fork.created':
+    case 'fork.pulled':
+      return event.note.id;
+    case 'page.created':
+    case 'page.updated':
+    case 'page.restored':
+    case 'page.deleted':
+      return event.page.id;
+    case 'comment.created':
+    case 'comment.deleted':
+      return event.comment.id;
+    case 'issue.created':
+    case 'issue.updated':
+    case 'issue.deleted':
+      return event.issue.id;
+    case 'attachment.created':
+    case 'attachment.deleted':
+      return event.attachment.id;
+    case 'team.created':
+    case 'team.renamed':
+    case 'team.deleted':
+      return event.team.id;
+    case 'membership.added':
+    case 'membership.changed':
+    case 'membership.removed':
+      return event.user.id;
+    case 'request.created':
+    case 'request.opened':
+    case 'request.closed':
+    case 'request.merged':
+      return event.request.id;
+  }
+}
+
+/** Appends the event to the change log, in the caller's transaction (one statement). */
+export async function appendChange(em: EntityManager, event: DomainEvent): Promise<void> {
+  const payload = { ...dataOf(event), actor: { id: event.actor.id, username: event.actor.username } };
+  await em.execute(
+    `insert into changes (type, actor_id, client_id, team_id, note_id, subject_id, payload) values (?, ?, ?, ?, ?, ?, ?::jsonb)`,
+    [
+      event.type,
+      event.actor.id,
+      event.actor.clientId ?? null,
+      'note' in event ? event.note.team.id : event.team.id,
+      'note' in event ? event.note.id : null,
+      subjectOf(event),
+      JSON.stringify(payload),
+    ],
+  );
+}
