@@ -35,7 +35,10 @@ describe('createPage', () => {
     expect(answer.body.html_url).toBe(`${app.baseUrl}/paper/${note.slug}/${answer.body.id}`);
     const versions = await versionsOf(answer.body.id);
     expect(versions.map((version) => [version.index, version.title, version.content, version.user.id])).toEqual([[1, 'Intro', '<h1>Hi</h1>', member.user.id]]);
-    expect(versions[0]!.diff).toContain('<li class="ins"><ins>&lt;h1&gt;Hi&lt;/h1&gt;</ins></li>');
+    // the diff is made when the version is first read, and kept
+    expect(versions[0]!.diff).toBeNull();
+    expect((await member.client.get(`${base(note.slug!)}/${answer.body.id}/histories/1`)).body.diff).toContain('<li class="ins"><ins>&lt;h1&gt;Hi&lt;/h1&gt;</ins></li>');
+    expect((await versionsOf(answer.body.id))[0]!.diff).toContain('<li class="ins"><ins>&lt;h1&gt;Hi&lt;/h1&gt;</ins></li>');
   });
 
   it('nests under a parent: path starts with the parent\'s path; only the first page is the cover', async () => {
@@ -183,8 +186,15 @@ describe('updatePage', () => {
     expect(versions.map((version) => [version.index, version.title, version.content])).toEqual([
       [1, 'Draft', 'one\ntwo'], [2, 'Draft', 'one\nthree'], [3, 'Final', 'one\nthree'],
     ]);
-    expect(versions[1]!.diff).toContain('<li class="unchanged"><span>one</span></li>');
-    expect(versions[1]!.diff).toContain('<li class="del"><del>');
+    expect(versions.map((version) => version.diff)).toEqual([null, null, null]);
+    // the history made every diff from the version before it, and kept them
+    const history = await member.client.get(`${url}/histories`);
+    expect(history.body.map((version: { index: number }) => version.index)).toEqual([3, 2, 1]);
+    const kept = await versionsOf(page.id);
+    expect(kept.map((version) => version.diff)).toEqual(history.body.map((version: { diff: string }) => version.diff).reverse());
+    expect(kept[1]!.diff).toContain('<li class="unchanged"><span>one</span></li>');
+    expect(kept[1]!.diff).toContain('<li class="del"><del>');
+    expect(kept[0]!.diff).toContain('<li class="ins"><ins>one</ins></li>');
   });
 
   it('answers 412 to a stale If-Match and changes nothing; a current one passes', async () => {

@@ -25,6 +25,7 @@ const TRICKY = [
 ];
 
 async function storedDocument(pageId: number) {
+  await app.settle();
   const [row] = await app.em().getConnection().execute<{ title: string; body: string; norm_title: string; norm_body: string; tokens: number[] }[]>(
     `select title, body, norm_title, norm_body, tokens from search_documents where kind = 'page' and object_id = ${pageId}`,
   );
@@ -56,6 +57,8 @@ describe('text written through the ORM', () => {
     const page = await app.em().findOneOrFail(Page, pageId);
     expect(page.title).toBe(title);
     expect(page.content).toBe(second);
+    // the diffs are made on the first read of the history, and kept
+    expect((await manager.client.get(`/api/v1/quoting/tricky/${pageId}/histories`)).status).toBe(200);
     const versions = await app.em().find(PageVersion, { page: pageId }, { orderBy: { index: 'asc' } });
     expect(versions.map((version) => [version.title, version.content, version.diff])).toEqual([
       [title, first, renderDiff('', first).html],
@@ -73,6 +76,7 @@ describe('text written through the ORM', () => {
     const pageId = created.body.id as number;
     const page = await app.em().findOneOrFail(Page, pageId);
     expect(page.content === content).toBe(true);
+    expect((await manager.client.get(`/api/v1/quoting/large/${pageId}/histories/1`)).status).toBe(200);
     const [version] = await app.em().find(PageVersion, { page: pageId });
     expect(version!.diff === renderDiff('', content).html).toBe(true);
     const stored = await storedDocument(pageId);

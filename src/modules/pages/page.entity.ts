@@ -39,7 +39,8 @@ export const PageVersionSchema = defineEntity({
     index: p.integer(),
     title: p.string().length(255),
     content: p.text(),
-    diff: p.text(),
+    // the diff from the previous version, computed on first read (version-diffs.ts); null until then
+    diff: p.text().nullable(),
     user: () => p.manyToOne(User),
     // Written by a merge: the request it came from and the fork's version (ids only: no relation to load).
     requestId: p.integer().nullable(),

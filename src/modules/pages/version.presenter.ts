@@ -3,7 +3,7 @@ import type { Urls } from '../../http/urls.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import type { PageVersion } from './page.entity.ts';
 
-/** A version, with the page as it is now (presented once for all versions of a page). */
+/** A version (its diff made: version-diffs.ts), with the page as it is now (presented once for all versions of a page). */
 export function presentVersion(version: PageVersion, page: PageBody, urls: Urls): PageVersionBody {
   return {
     id: version.id,
@@ -14,7 +14,7 @@ export function presentVersion(version: PageVersion, page: PageBody, urls: Urls)
     page,
     title: version.title,
     content: version.content,
-    diff: version.diff,
+    diff: version.diff ?? '',
     label: `Version #${version.index}`,
     user: presentUser(version.user, urls),
     model: 'page_version',

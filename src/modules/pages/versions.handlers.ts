@@ -1,4 +1,5 @@
 // The history of a page: its versions, diffs between them, restoring one.
+import { actorOf } from '../access/caller.ts';
 import { HttpError, notFound } from '../../http/errors.ts';
 import { defineOperation, type HandlerContext, readerOf } from '../../http/handler.ts';
 import { shared } from '../../http/json.ts';
@@ -12,6 +13,7 @@ import { loadPageView } from './pages.loader.ts';
 import { versionTextSizes } from './pages.repository.ts';
 import { restoreVersion } from './pages.service.ts';
 import { presentVersion } from './version.presenter.ts';
+import { withDiffs } from './version-diffs.ts';
 
 async function presentedPage(context: HandlerContext, scope: PageScope) {
   return shared(presentPageReference(await loadPageView(readerOf(context), scope.note, scope.page), context.urls));
@@ -47,12 +49,14 @@ export const versionOperations = {
       { populate: ['user'], orderBy: { index: 'desc' }, limit: page.limit, offset: page.offset },
     );
     if (versions.length === 0) return [];
+    await withDiffs(context.em, scope.page.id, versions);
     const pageBody = await presentedPage(context, scope);
     return versions.map((version) => presentVersion(version, pageBody, context.urls));
   }),
 
   getPageVersion: defineOperation('getPageVersion', { scope: 'page', action: 'note.read' }, async ({ path }, scope, context) => {
     const version = await versionByIndex(context, scope.page.id, path.index);
+    await withDiffs(context.em, scope.page.id, [version]);
     return presentVersion(version, await presentedPage(context, scope), context.urls);
   }),
 
@@ -72,7 +76,7 @@ export const versionOperations = {
   restorePageVersion: defineOperation('restorePageVersion', { scope: 'page', action: 'note.edit' }, async ({ path }, scope, context) => {
     authorize(scope, 'note.edit');
     const version = await versionByIndex(context, scope.page.id, path.index);
-    const page = await restoreVersion(context.em, scope.caller.user, scope.note, scope.page, version, context.config.limits);
+    const page = await restoreVersion(context.em, actorOf(scope.caller), scope.note, scope.page, version, context.config.limits);
     return answerPage(context, scope.note, page);
   }),
 };

@@ -27,8 +27,10 @@ export function checkIfMatch(page: Page, ifMatch: string | undefined): void {
 }
 
 /**
- * Records the page's current title and content as its next version, with the diff from `previousContent`; `origin`:
- * a merge's request and the fork version the content came from.
+ * Records the page's current title and content as its next version; `origin`: a merge's request and the fork version
+ * the content came from. Its diff from `previousContent` is made when it is first read (version-diffs.ts), from the
+ * version before it, whose content that is; a page's first version whose page had content before (a fork's copy,
+ * which has no versions of its own) gets its diff now, as nothing later could tell what it was diffed from.
  */
 export function recordVersion(
   em: EntityManager,
@@ -37,6 +39,7 @@ export function recordVersion(
   previousContent: string,
   origin?: { requestId: number | null; fromVersionId: number | null },
 ): PageVersion {
+  const diff = page.versionSequence === 0 && previousContent !== '' ? renderDiff(previousContent, page.content).html : null;
   page.versionSequence += 1;
   return em.create(PageVersion, {
     page,
@@ -44,7 +47,7 @@ export function recordVersion(
     index: page.versionSequence,
     title: page.title,
     content: page.content,
-    diff: renderDiff(previousContent, page.content).html,
+    diff,
     user: author.id,
     requestId: origin?.requestId ?? null,
     fromVersionId: origin?.fromVersionId ?? null,
