@@ -95,8 +95,8 @@ const DATABASES: Database[] = (() => {
   return list as Database[];
 })();
 const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'attachments', 'search'];
-/** searchNotes latency, one request at a time, milliseconds (both databases). */
-const SEARCH_GOAL_MS = { p50: 30, p99: 100 };
+/** searchNotes latency over 100,000 pages, one request at a time, milliseconds (issue 18: p50 40 ms on PGlite). */
+const SEARCH_GOAL_MS: Record<Database, { p50: number; p99: number }> = { postgres: { p50: 30, p99: 100 }, pglite: { p50: 40, p99: 100 } };
 const CASES = new Set((process.env.BENCH_CASES || ALL_CASES.join(',')).split(',').map((name) => name.trim()).filter(Boolean));
 for (const name of CASES) if (!ALL_CASES.includes(name)) throw new Error(`BENCH_CASES: unknown case "${name}" (cases: ${ALL_CASES.join(', ')})`);
 
@@ -763,9 +763,10 @@ async function runDatabase(database: Database): Promise<void> {
       for (const [label, words] of sets) {
         const timed = await timeSearches(service.baseUrl, seeded.tokens.bench, words, 10 * ROUNDS);
         context.rssMax = Math.max(context.rssMax, rssMegabytes(service.pid) ?? 0);
-        const met = timed.p50 < SEARCH_GOAL_MS.p50 && timed.p99 < SEARCH_GOAL_MS.p99 && timed.failures === 0;
+        const goal = SEARCH_GOAL_MS[database];
+        const met = timed.p50 < goal.p50 && timed.p99 < goal.p99 && timed.failures === 0;
         report(database, `search p50/p99: ${label}`,
-          `p50 ${timed.p50.toFixed(1).padStart(6)} ms  p99 ${timed.p99.toFixed(1).padStart(6)} ms  goal < ${SEARCH_GOAL_MS.p50}/${SEARCH_GOAL_MS.p99} ms  ` +
+          `p50 ${timed.p50.toFixed(1).padStart(6)} ms  p99 ${timed.p99.toFixed(1).padStart(6)} ms  goal < ${goal.p50}/${goal.p99} ms  ` +
           `(${timed.requests} requests over ${words.length} words, ${timed.meanHits.toFixed(0)} matching notes on average${timed.failures ? `, ${timed.failures} failed` : ''})`,
           met ? 'ok' : 'FAIL');
       }
