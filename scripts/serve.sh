@@ -9,14 +9,15 @@
 #                           Under sustained load the heap fills with garbage up to this ceiling before V8 collects
 #                           it, so the ceiling, not the live objects, sets the resident memory (docs/speed.md). It
 #                           must hold the server's own live objects, the caches (CACHE_BYTES in all, counted by what
-#                           they keep alive), and a few page writes at once, each of which holds a few copies of its
-#                           page (up to LIMIT_PAGE_CONTENT_BYTES) while it runs; 104 MB holds the defaults with
-#                           eight 1 MiB page writes at once (test/api/answer-size.test.ts). Raise it with
-#                           CACHE_BYTES or the limit.
+#                           they keep alive), a few page writes at once (each holds a few copies of its page, up to
+#                           LIMIT_PAGE_CONTENT_BYTES) and the large answers being built (LIMIT_LARGE_ANSWERS at a
+#                           time, each of LIMIT_LIST_TEXT_BYTES of text): 128 MB holds the defaults; 104-112 MB did
+#                           not always (the server died of an exhausted heap serving the worst-case lists of
+#                           test/api/answer-size.test.ts). Raise it with any of them.
 # Override any of them from the environment: NODE_SERVER_FLAGS replaces the Node flags.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
 export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-1048576}"
 # shellcheck disable=SC2086 # the flags are words
-exec node ${NODE_SERVER_FLAGS:---max-semi-space-size=2 --max-old-space-size=104} src/server.ts "$@"
+exec node ${NODE_SERVER_FLAGS:---max-semi-space-size=2 --max-old-space-size=128} src/server.ts "$@"
