@@ -7,7 +7,8 @@
 //     a database of the same kind (a scratch database on the same PostgreSQL server, or an embedded PGlite of its
 //     own): lock the page's row, insert the version, update the page, commit; it answers with the bytes the service
 //     answered for a write. Both take the same load: 50 connections over 50 pages (one each), service req/s ÷ floor
-//     req/s; and 50 connections on one hot page, service p99 ÷ floor p99;
+//     req/s; and 50 connections on one hot page, service p99 ÷ floor p99; during the service's 50-page load, the
+//     search lag (how long a written page takes to show in search: searchLagProbe);
 //   - growth: what the service itself spends per request on a large case, against its small counterpart. Each side is
 //     measured twice, the service and express answering that side's very bytes; the service's own cost per request
 //     is 1/(service req/s) - 1/(baseline req/s) (what it spends beyond sending those bytes), and the ratio is that cost
@@ -95,6 +96,8 @@ const DATABASES: Database[] = (() => {
   return list as Database[];
 })();
 const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'attachments', 'search'];
+/** A page written while the write load runs is found by search within this, at p99 (milliseconds). */
+const SEARCH_LAG_GOAL_MS = 1000;
 /** searchNotes latency over 100,000 pages, one request at a time, milliseconds (issue 18: p50 40 ms on PGlite). */
 const SEARCH_GOAL_MS: Record<Database, { p50: number; p99: number }> = { postgres: { p50: 30, p99: 100 }, pglite: { p50: 40, p99: 100 } };
 const CASES = new Set((process.env.BENCH_CASES || ALL_CASES.join(',')).split(',').map((name) => name.trim()).filter(Boolean));
@@ -364,6 +367,42 @@ function apiClient(baseUrl: string): Api {
   };
 }
 
+/**
+ * How long a written page takes to show in search while the write load runs (the index is a projection of the
+ * change log, written after the commit): every 200 ms a page of its own gets a word no page had, then the search is
+ * asked every 20 ms until it finds that page (10 s at most: counted as 10 s). The lags, in milliseconds.
+ */
+function searchLagProbe(baseUrl: string, token: string, pageId: number, lags: number[]): () => () => Promise<void> {
+  return () => {
+    let running = true;
+    const headers = { Authorization: `Bearer ${token}` };
+    const done = (async () => {
+      for (let probe = 0; running; probe += 1) {
+        const word = `lagprobe${Date.now().toString(36)}x${probe}`;
+        const written = await fetch(`${baseUrl}/api/v1/bench/write/${pageId}`, {
+          method: 'PUT', headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' }, body: `page[content]=${encodeURIComponent(`<p>${word}</p>`)}`,
+        });
+        await written.arrayBuffer();
+        if (!written.ok) throw new Error(`search lag probe: the write answered ${written.status}`);
+        const started = performance.now();
+        for (;;) {
+          const answer = await fetch(`${baseUrl}/api/v1/search?q=${word}&type=page`, { headers });
+          const found = (await answer.json()) as { matches?: { page_id?: number }[] }[];
+          if (Array.isArray(found) && found.some((note) => note.matches?.some((match) => match.page_id === pageId))) break;
+          if (performance.now() - started > 10_000) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        lags.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    return async () => {
+      running = false;
+      await done;
+    };
+  };
+}
+
 /** ~4 KB of page content: 40 lines of ~100 characters. */
 const CONTENT_LINES = Array.from({ length: 40 }, (_, line) => `<p>Line ${String(line).padStart(2, '0')}: the quick brown fox jumps over the lazy dog, and the benchmark counts it.</p>`);
 const CONTENT = CONTENT_LINES.join('\n');
@@ -477,6 +516,8 @@ type Side = {
   requests: () => LoadRequest[];
   /** For the baseline: the bytes to answer with. */
   canned?: CannedResponse;
+  /** Runs beside the load while it lasts: started with it, stopped (and awaited) when it ends. */
+  during?: () => () => Promise<void>;
 };
 type SideResult = { requestsPerSecond: number; p99: number; failures: number };
 
@@ -500,6 +541,7 @@ async function load(context: Context, side: Side, seconds: number): Promise<Wind
       ? setInterval(() => (context.rssMax = Math.max(context.rssMax, rssMegabytes(context.service.pid) ?? 0)), 200)
       : undefined;
   const window: Window = { responses: 0, seconds: 0, latencies: [], failures: 0 };
+  const stopBeside = side.during?.();
   try {
     const run = autocannon({ url, connections: CONNECTIONS, duration: 3600, timeout: 60, requests: side.requests() });
     const started = performance.now();
@@ -533,6 +575,7 @@ async function load(context: Context, side: Side, seconds: number): Promise<Wind
     clearTimeout(warmUpLimit);
   } finally {
     clearInterval(sampler);
+    await stopBeside?.();
   }
   // the service or the floor may still be finishing writes for connections autocannon closed
   if (side.target === 'service') await drain(context.service.pid);
@@ -716,9 +759,12 @@ async function runDatabase(database: Database): Promise<void> {
       );
       await floor.answer(canned);
       context.floor = floor;
+      // the search lag, measured while the service takes the write load over 50 pages
+      const probePage = (await apiClient(service.baseUrl)('POST', '/api/v1/bench/write/pages', seeded.tokens.bench, { 'page[title]': 'Search lag probe', 'page[content]': '<p>probe</p>' })).id as number;
+      const lags: number[] = [];
       const [floorSpread, spread, floorHot, hot] = await measure(context, [
         { label: 'floor, 50 pages', target: 'floor', requests: () => writes(seeded.writePaths) },
-        { label: 'service, 50 pages', target: 'service', requests: () => writes(seeded.writePaths) },
+        { label: 'service, 50 pages', target: 'service', requests: () => writes(seeded.writePaths), during: searchLagProbe(service.baseUrl, seeded.tokens.bench, probePage, lags) },
         { label: 'floor, 1 hot page', target: 'floor', requests: () => writes([seeded.hotPath]) },
         { label: 'service, 1 hot page', target: 'service', requests: () => writes([seeded.hotPath]) },
       ]);
@@ -737,6 +783,10 @@ async function runDatabase(database: Database): Promise<void> {
         `service ${perSecond(hot!.requestsPerSecond)}  floor ${perSecond(floorHot!.requestsPerSecond)}  p99 service ${hot!.p99.toFixed(0)} ms  floor ${floorHot!.p99.toFixed(0)} ms  ` +
           `ratio ${hotRatio.toFixed(2)}  goal <= ${hotGoal}${failuresNote(hot!)}${floorHot!.failures ? `  (floor: ${floorHot!.failures} failed requests)` : ''}`,
         hotRatio <= hotGoal && hot!.failures === 0 && floorHot!.failures === 0 ? 'ok' : 'FAIL');
+      const lagP99 = percentile(lags, 0.99);
+      report(database, 'search shows a write, during the write load',
+        `p50 ${percentile(lags, 0.5).toFixed(0).padStart(5)} ms  p99 ${lagP99.toFixed(0).padStart(5)} ms  goal p99 <= ${SEARCH_LAG_GOAL_MS} ms  (${lags.length} probes)`,
+        lags.length > 0 && lagP99 <= SEARCH_LAG_GOAL_MS ? 'ok' : 'FAIL');
     }
 
     if (CASES.has('attachments')) {
