@@ -109,9 +109,15 @@ describe('the change log', () => {
     const logged: unknown[] = [];
     const log = { ...createLogger('silent'), error: (...args: unknown[]) => void logged.push(args) } as unknown as ReturnType<typeof createLogger>;
     const outcomes: (number | 'busy' | 'failed')[] = [];
-    for (let run = 0; run < 6; run += 1) outcomes.push(await projectOnce(app.em(), projection, log).catch(() => 'failed' as const));
+    // runs until the later change is applied; a run that finds its rows held back (0: a transaction still running
+    // on the server, another test's database included, holds the horizon) changes nothing and is not counted
+    for (const deadline = Date.now() + 10_000; !applied.includes(later!.id) && Date.now() < deadline;) {
+      const outcome = await projectOnce(app.em(), projection, log).catch(() => 'failed' as const);
+      if (outcome === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      else outcomes.push(outcome);
+    }
     // the good change, then the bad one twice, passed over on its third run, then the later one
-    expect(outcomes).toEqual([1, 'failed', 'failed', 1, 1, 0]);
+    expect(outcomes).toEqual([1, 'failed', 'failed', 1, 1]);
     expect(applied).toEqual([good!.id, later!.id]);
     expect(logged).toHaveLength(1);
   });
