@@ -4,6 +4,7 @@
 // numbers, the fields that changed; never content). Projections read it after commit (projections.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DomainEvent, EventType } from './events.ts';
+import { insertChange } from './events.repository.ts';
 
 /** A change as read back: ids of bigint columns come as strings. */
 export type ChangeRow = {
@@ -81,59 +82,28 @@ export function dataOf(event: DomainEvent): ChangeData {
   }
 }
 
+/** Where the subject's id is in an event's data, by the event's kind (a team's own events: the team). */
+const SUBJECT_KEY: Record<string, string> = {
+  note: 'note_id', fork: 'note_id', page: 'page_id', comment: 'comment_id', issue: 'issue_id',
+  attachment: 'attachment_id', membership: 'user_id', request: 'request_id',
+};
+
 /** The id of what the change is about (the page, issue, comment, attachment, request, member; the note or team itself). */
-function subjectOf(event: DomainEvent): number {
-  switch (event.type) {
-    case 'note.created':
-    case 'note.updated':
-    case 'note.deleted':
-    case 'fork.created':
-    case 'fork.pulled':
-      return event.note.id;
-    case 'page.created':
-    case 'page.updated':
-    case 'page.restored':
-    case 'page.deleted':
-      return event.page.id;
-    case 'comment.created':
-    case 'comment.deleted':
-      return event.comment.id;
-    case 'issue.created':
-    case 'issue.updated':
-    case 'issue.deleted':
-      return event.issue.id;
-    case 'attachment.created':
-    case 'attachment.deleted':
-      return event.attachment.id;
-    case 'team.created':
-    case 'team.renamed':
-    case 'team.deleted':
-      return event.team.id;
-    case 'membership.added':
-    case 'membership.changed':
-    case 'membership.removed':
-      return event.user.id;
-    case 'request.created':
-    case 'request.opened':
-    case 'request.closed':
-    case 'request.merged':
-      return event.request.id;
-  }
+function subjectOf(event: DomainEvent, data: ChangeData): number {
+  const key = SUBJECT_KEY[event.type.slice(0, event.type.indexOf('.'))];
+  return key === undefined ? (event as Extract<DomainEvent, { team: unknown }>).team.id : (data[key] as number);
 }
 
 /** Appends the event to the change log, in the caller's transaction (one statement). */
 export async function appendChange(em: EntityManager, event: DomainEvent): Promise<void> {
-  const payload = { ...dataOf(event), actor: { id: event.actor.id, username: event.actor.username } };
-  await em.execute(
-    `insert into changes (type, actor_id, client_id, team_id, note_id, subject_id, payload) values (?, ?, ?, ?, ?, ?, ?::jsonb)`,
-    [
-      event.type,
-      event.actor.id,
-      event.actor.clientId ?? null,
-      'note' in event ? event.note.team.id : event.team.id,
-      'note' in event ? event.note.id : null,
-      subjectOf(event),
-      JSON.stringify(payload),
-    ],
-  );
+  const data = dataOf(event);
+  await insertChange(em, {
+    type: event.type,
+    actorId: event.actor.id,
+    clientId: event.actor.clientId ?? null,
+    teamId: 'note' in event ? event.note.team.id : event.team.id,
+    noteId: 'note' in event ? event.note.id : null,
+    subjectId: subjectOf(event, data),
+    payload: { ...data, actor: { id: event.actor.id, username: event.actor.username } },
+  });
 }

@@ -13,6 +13,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../../http/logger.ts';
 import type { ChangeRow } from './change-log.ts';
+import { changesAfter, createCursorAtEnd, cursorBehind, lastChangeId, moveCursor, nextChangeId, takeCursor } from './events.repository.ts';
 
 export type Projection = {
   name: string;
@@ -49,7 +50,7 @@ export async function projectOnce(em: EntityManager, projection: Projection, log
     try {
       return await applyNext(em, projection, 1, false);
     } catch (error) {
-      const next = await nextChangeId(em, projection.name);
+      const next = await nextChangeId(em.fork(), projection.name);
       const seen = failing.get(projection.name);
       const failures = seen && seen.changeId === next ? seen.failures + 1 : 1;
       failing.set(projection.name, { changeId: next ?? '', failures });
@@ -61,46 +62,19 @@ export async function projectOnce(em: EntityManager, projection: Projection, log
   }
 }
 
-/** The id of the change a projection would apply next (for the log). */
-async function nextChangeId(em: EntityManager, name: string): Promise<string | undefined> {
-  const rows = await em.fork().execute<{ id: string }[]>(
-    `select c.id::text as id from changes c, projection_cursors p
-      where p.name = ? and (c.tx, c.id) > (p.tx, p.change_id) order by c.tx, c.id limit 1`,
-    [name],
-  );
-  return rows[0]?.id;
-}
-
 async function applyNext(em: EntityManager, projection: Projection, batch: number, passOver: boolean): Promise<number | 'busy'> {
   return em.fork().transactional(async (tx) => {
-    const [cursor] = await tx.execute<{ tx: string; change_id: string }[]>(
-      'select tx::text as tx, change_id from projection_cursors where name = ? for update skip locked',
-      [projection.name],
-    );
+    const cursor = await takeCursor(tx, projection.name);
     if (!cursor) {
-      // a projection added since the migrations: it starts at the end of the log, as its earlier work was done
-      // in the writes' transactions; a row held by another process is skipped here and looks the same, so insert
-      // only where there is none
-      await tx.execute(
-        `insert into projection_cursors (name, tx, change_id)
-         select ?, coalesce(max(tx), '0'), coalesce(max(id), 0) from changes on conflict (name) do nothing`,
-        [projection.name],
-      );
+      // a projection added since the migrations starts at the end of the log, as its earlier work was done in the
+      // writes' transactions (a cursor held by another process looks the same: it is left as it is)
+      await createCursorAtEnd(tx, projection.name);
       return 'busy';
     }
-    const rows = await tx.execute<ChangeRow[]>(
-      `select id::text as id, tx::text as tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
-         from changes
-        where (tx, id) > (?::xid8, ?::bigint) and tx < pg_snapshot_xmin(pg_current_snapshot())
-        order by tx, id
-        limit ?`,
-      [cursor.tx, cursor.change_id, batch],
-    );
+    const rows = await changesAfter(tx, cursor, batch);
     if (rows.length === 0) return 0;
-    for (const row of rows) if (typeof row.payload === 'string') row.payload = JSON.parse(row.payload);
     if (!passOver) await projection.apply(tx, rows);
-    const last = rows[rows.length - 1]!;
-    await tx.execute('update projection_cursors set tx = ?::xid8, change_id = ?, updated_at = now() where name = ?', [last.tx, last.id, projection.name]);
+    await moveCursor(tx, projection.name, rows[rows.length - 1]!);
     return rows.length;
   });
 }
@@ -159,25 +133,14 @@ export class ProjectionWorker {
    */
   async settle(): Promise<void> {
     while (this.#running) await this.#running;
-    const [end] = await this.#em.fork().execute<{ last: string }[]>('select coalesce(max(id), 0)::text as last from changes');
-    const last = end!.last;
+    const last = await lastChangeId(this.#em.fork());
     for (const projection of projections.values()) {
       for (;;) {
         const applied = await projectOnce(this.#em, projection, this.#log);
-        if (applied === 0 && !(await this.#behind(projection.name, last))) break;
+        if (applied === 0 && !(await cursorBehind(this.#em.fork(), projection.name, last))) break;
         if (applied === 'busy' || applied === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       }
     }
-  }
-
-  /** Whether a change up to `last` is still after the projection's cursor. */
-  async #behind(name: string, last: string): Promise<boolean> {
-    const [row] = await this.#em.fork().execute<{ behind: boolean }[]>(
-      `select exists (select 1 from changes c, projection_cursors p
-                       where p.name = ? and c.id <= ?::bigint and (c.tx, c.id) > (p.tx, p.change_id)) as behind`,
-      [name, last],
-    );
-    return row!.behind;
   }
 
   async stop(): Promise<void> {

@@ -64,20 +64,6 @@ export async function writeDocuments(em: EntityManager, documents: readonly Sear
  */
 const GROUP: Record<DocumentKind, number> = { note: 50, page: 4, issue: 50, comment: 50 };
 
-/** The rows of one kind with the given ids. */
-function sourceByIdsQuery(kind: DocumentKind): string {
-  switch (kind) {
-    case 'note':
-      return 'select id, id as note_id, title, description as text from notes where id = any(?::int[])';
-    case 'page':
-      return 'select id, note_id, title, content as text from pages where id = any(?::int[])';
-    case 'issue':
-      return 'select id, note_id, title, description as text from issues where id = any(?::int[])';
-    case 'comment':
-      return `select id, note_id, '' as title, body as text from comments where id = any(?::int[])`;
-  }
-}
-
 /**
  * The documents of the objects asked for, as they are now, in groups of at most GROUP[kind] (objects gone since are
  * left out); `pagesOfNotes`: every page of those notes too.
@@ -108,19 +94,18 @@ const BATCH = 1000;
 
 type SourceRow = { id: number; note_id: number; title: string; text: string };
 
+/** What a document of each kind is made from: its source row's columns and table. */
+const SOURCE: Record<DocumentKind, string> = {
+  note: 'select id, id as note_id, title, description as text from notes',
+  page: 'select id, note_id, title, content as text from pages',
+  issue: 'select id, note_id, title, description as text from issues',
+  comment: `select id, note_id, '' as title, body as text from comments`,
+};
+
 /** The rows of one kind after `afterId`, in id order (keyset pagination). */
-function sourceQuery(kind: DocumentKind): string {
-  switch (kind) {
-    case 'note':
-      return 'select id, id as note_id, title, description as text from notes where id > ? order by id limit ?';
-    case 'page':
-      return 'select id, note_id, title, content as text from pages where id > ? order by id limit ?';
-    case 'issue':
-      return 'select id, note_id, title, description as text from issues where id > ? order by id limit ?';
-    case 'comment':
-      return `select id, note_id, '' as title, body as text from comments where id > ? order by id limit ?`;
-  }
-}
+const sourceQuery = (kind: DocumentKind) => `${SOURCE[kind]} where id > ? order by id limit ?`;
+/** The rows of one kind with the given ids. */
+const sourceByIdsQuery = (kind: DocumentKind) => `${SOURCE[kind]} where id = any(?::int[])`;
 
 const documentOf: Record<DocumentKind, (row: SourceRow) => SearchDocument> = {
   note: (row) => noteDocument({ id: row.id, title: row.title, description: row.text }),

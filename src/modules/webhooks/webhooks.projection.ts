@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChangeRow } from '../events/change-log.ts';
 import { project } from '../events/projections.ts';
 import { isWebhookEvent, messageBody } from './webhook-events.ts';
+import { insertOutboxMessages } from './webhooks.repository.ts';
 
 export function registerWebhooksProjection(): void {
   project({
@@ -13,7 +14,6 @@ export function registerWebhooksProjection(): void {
     async apply(em, changes: readonly ChangeRow[]) {
       const sent = changes.filter((change) => change.team_id !== null && isWebhookEvent(change.type));
       if (sent.length === 0) return;
-      // one message id per change and webhook: `msg_<random>_<webhook id>`, the `webhook-id` of every attempt
       const messages = sent.map((change) => ({
         // one message id per change and webhook: `msg_<random>_<webhook id>`, the `webhook-id` of every attempt
         prefix: `msg_${randomBytes(12).toString('hex')}_`,
@@ -21,15 +21,7 @@ export function registerWebhooksProjection(): void {
         team: change.team_id,
         body: messageBody(change),
       }));
-      await em.execute(
-        `insert into webhook_outbox (webhook_id, message_id, event_type, payload, attempts, next_attempt_at, created_at)
-          select w.id, (c.m ->> 'prefix') || w.id, c.m ->> 'type', c.m ->> 'body', 0, now(), now()
-            from jsonb_array_elements(?::jsonb) with ordinality as c(m, place)
-            join webhooks w on w.team_id = (c.m ->> 'team')::int and w.active
-                           and (cardinality(w.events) = 0 or (c.m ->> 'type') = any (w.events))
-           order by c.place, w.id`,
-        [JSON.stringify(messages)],
-      );
+      await insertOutboxMessages(em, messages);
     },
   });
 }

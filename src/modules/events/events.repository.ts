@@ -1,0 +1,84 @@
+// The SQL of the change log and of its projections' cursors (migration 0015): what change-log.ts appends and
+// projections.ts reads. Rows are taken in (tx, id) order up to the oldest transaction still running (the migration
+// says why).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ChangeRow } from './change-log.ts';
+
+export type NewChange = {
+  type: string;
+  actorId: number;
+  clientId: number | null;
+  teamId: number | null;
+  noteId: number | null;
+  subjectId: number;
+  payload: Record<string, unknown>;
+};
+
+/** Appends one change, in the caller's transaction. */
+export async function insertChange(em: EntityManager, change: NewChange): Promise<void> {
+  await em.execute(
+    `insert into changes (type, actor_id, client_id, team_id, note_id, subject_id, payload) values (?, ?, ?, ?, ?, ?, ?::jsonb)`,
+    [change.type, change.actorId, change.clientId, change.teamId, change.noteId, change.subjectId, JSON.stringify(change.payload)],
+  );
+}
+
+export type Cursor = { tx: string; change_id: string };
+
+/** The projection's cursor, locked for the transaction; undefined when another process holds it (or it has none). */
+export async function takeCursor(em: EntityManager, name: string): Promise<Cursor | undefined> {
+  const [cursor] = await em.execute<Cursor[]>('select tx::text as tx, change_id from projection_cursors where name = ? for update skip locked', [name]);
+  return cursor;
+}
+
+/** A cursor for a projection that has none, at the end of the log (nothing where another process made one). */
+export async function createCursorAtEnd(em: EntityManager, name: string): Promise<void> {
+  await em.execute(
+    `insert into projection_cursors (name, tx, change_id)
+     select ?, coalesce(max(tx), '0'), coalesce(max(id), 0) from changes on conflict (name) do nothing`,
+    [name],
+  );
+}
+
+/** Up to `limit` changes after the cursor, in order, that no running transaction can still come before. */
+export async function changesAfter(em: EntityManager, cursor: Cursor, limit: number): Promise<ChangeRow[]> {
+  const rows = await em.execute<ChangeRow[]>(
+    `select id::text as id, tx::text as tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
+       from changes
+      where (tx, id) > (?::xid8, ?::bigint) and tx < pg_snapshot_xmin(pg_current_snapshot())
+      order by tx, id
+      limit ?`,
+    [cursor.tx, cursor.change_id, limit],
+  );
+  for (const row of rows) if (typeof row.payload === 'string') row.payload = JSON.parse(row.payload);
+  return rows;
+}
+
+export async function moveCursor(em: EntityManager, name: string, to: ChangeRow): Promise<void> {
+  await em.execute('update projection_cursors set tx = ?::xid8, change_id = ?, updated_at = now() where name = ?', [to.tx, to.id, name]);
+}
+
+/** The id of the change the projection would apply next, if any. */
+export async function nextChangeId(em: EntityManager, name: string): Promise<string | undefined> {
+  const rows = await em.execute<{ id: string }[]>(
+    `select c.id::text as id from changes c, projection_cursors p
+      where p.name = ? and (c.tx, c.id) > (p.tx, p.change_id) order by c.tx, c.id limit 1`,
+    [name],
+  );
+  return rows[0]?.id;
+}
+
+/** The highest change id written so far ('0' for none). */
+export async function lastChangeId(em: EntityManager): Promise<string> {
+  const [row] = await em.execute<{ last: string }[]>('select coalesce(max(id), 0)::text as last from changes');
+  return row!.last;
+}
+
+/** Whether a change up to `last` is still after the projection's cursor. */
+export async function cursorBehind(em: EntityManager, name: string, last: string): Promise<boolean> {
+  const [row] = await em.execute<{ behind: boolean }[]>(
+    `select exists (select 1 from changes c, projection_cursors p
+                     where p.name = ? and c.id <= ?::bigint and (c.tx, c.id) > (p.tx, p.change_id)) as behind`,
+    [name, last],
+  );
+  return row!.behind;
+}
