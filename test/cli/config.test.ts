@@ -51,3 +51,11 @@ describe('METRICS_TOKEN and CORS_ORIGINS', () => {
     },
   );
 });
+
+describe('PROJECTION_WORKER', () => {
+  it('is on by default, takes true or false, and refuses anything else', () => {
+    expect(loadConfig({}).projectionWorker).toBe(true);
+    expect(loadConfig({ PROJECTION_WORKER: 'false' }).projectionWorker).toBe(false);
+    for (const bad of ['no', '0', 'TRUE', ' true']) expect(() => loadConfig({ PROJECTION_WORKER: bad }), bad).toThrow(/PROJECTION_WORKER/);
+  });
+});
