@@ -3,10 +3,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
 import { oneAtATime } from '../../db/one-at-a-time.ts';
-import { payloadTooLarge } from '../../http/errors.ts';
+import { currentTime } from '../../db/timestamps.ts';
+import { mapAliased } from '../../db/rows.ts';
+import { notFound, payloadTooLarge } from '../../http/errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
-import type { Page, PageVersion } from './page.entity.ts';
+import { Page, type PageVersion } from './page.entity.ts';
+import { writePageText } from './pages.repository.ts';
 import { lockTree, moveLooksValid, movePage } from './tree.service.ts';
 import { checkIfMatch, lockPage, touch, writeContent } from './versions.writer.ts';
 
@@ -37,6 +40,8 @@ export async function updatePage(
 ): Promise<Page> {
   const moving = changes.parent !== undefined && changes.parent !== (page.parent?.id ?? null);
   const coverChange = changes.is_cover !== undefined && changes.is_cover !== (note.coverPageId === page.id);
+  // a page whose first version is not yet written (a fork's copy) gets its first diff made now (versions.writer.ts)
+  if (!moving && !coverChange && !restored && page.versionSequence > 0) return writeText(em, actor, note, page, changes, ifMatch);
   const moveWasValid = moving ? await moveLooksValid(em, page, changes.parent!) : false;
   return oneAtATime(`page:${page.id}`, () => em.transactional(async (tx) => {
     if (moving || coverChange) await lockTree(tx, note.id);
@@ -63,6 +68,43 @@ export async function updatePage(
     }
     return locked;
   }));
+}
+
+/** The lock versions an If-Match header accepts for the page; undefined for any (no header, or `*`). */
+function acceptedLockVersions(pageId: number, ifMatch: string | undefined): number[] | undefined {
+  if (ifMatch === undefined) return undefined;
+  const accepted: number[] = [];
+  for (const candidate of ifMatch.split(',')) {
+    const value = candidate.trim().replace(/^W\//, '');
+    if (value === '*') return undefined;
+    const named = /^"page-(\d+)-(\d+)"$/.exec(value);
+    if (named && Number(named[1]) === pageId && Number.isSafeInteger(Number(named[2]))) accepted.push(Number(named[2]));
+  }
+  return accepted;
+}
+
+/**
+ * A change of title or content only, the write clients make most: one statement (pages.repository.ts,
+ * writePageText) in place of a transaction of several, with the same outcome as the general path below (a version,
+ * a change-log row, an activity-log entry; the `page.updated` event has no subscriber that notifies). When it writes
+ * nothing, the page is read to tell why: gone (404), If-Match not met (412), or nothing to change.
+ */
+async function writeText(em: EntityManager, actor: Actor, note: Note, page: Page, changes: PageChanges, ifMatch: string | undefined): Promise<Page> {
+  const written = await oneAtATime(`page:${page.id}`, () => writePageText(em, {
+    pageId: page.id,
+    noteId: note.id,
+    teamId: note.team.id,
+    title: changes.title,
+    content: changes.content,
+    lockVersions: acceptedLockVersions(page.id, ifMatch),
+    actor: { id: actor.id, username: actor.username, clientId: actor.clientId ?? null },
+    now: currentTime(),
+  }));
+  if (written) return mapAliased(em, Page, written.row, 'p')!;
+  const current = await em.findOne(Page, page.id, { refresh: true });
+  if (!current) throw notFound('page');
+  checkIfMatch(current, ifMatch);
+  return current;
 }
 
 /** Makes a version's title and content current again, as a new version (nothing when they already are). */
