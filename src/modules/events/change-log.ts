@@ -3,24 +3,10 @@
 // app), where (team, note) and to what (the subject's id, and in `payload` the thin data: ids, indexes, version
 // numbers, the fields that changed; never content). Projections read it after commit (projections.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DomainEvent, EventType } from './events.ts';
-import { insertChange } from './events.repository.ts';
+import type { DomainEvent } from './domain-events.ts';
+import { insertChange, type ChangeData } from './events.repository.ts';
 
-/** A change as read back: ids of bigint columns come as strings. */
-export type ChangeRow = {
-  id: string;
-  tx: string;
-  occurred_at: Date;
-  type: EventType;
-  actor_id: number | null;
-  client_id: number | null;
-  team_id: number | null;
-  note_id: number | null;
-  subject_id: number | null;
-  payload: ChangeData & { actor: { id: number; username: string } };
-};
-
-export type ChangeData = Record<string, unknown>;
+export type { ChangeData, ChangeRow } from './events.repository.ts';
 
 /** The team a change belongs to (none for a team's creation or deletion: no one outside it could hear of it). */
 export function teamOf(event: DomainEvent): number | undefined {

@@ -2,7 +2,23 @@
 // projections.ts reads. Rows are taken in (tx, id) order up to the oldest transaction still running (the migration
 // says why).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ChangeRow } from './change-log.ts';
+import type { EventType } from './domain-events.ts';
+
+/** A change as read back: ids of bigint columns come as strings. */
+export type ChangeRow = {
+  id: string;
+  tx: string;
+  occurred_at: Date;
+  type: EventType;
+  actor_id: number | null;
+  client_id: number | null;
+  team_id: number | null;
+  note_id: number | null;
+  subject_id: number | null;
+  payload: ChangeData & { actor: { id: number; username: string } };
+};
+
+export type ChangeData = Record<string, unknown>;
 
 export type NewChange = {
   type: string;
