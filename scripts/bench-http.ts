@@ -12,9 +12,9 @@
 //   - growth: what the service itself spends per request on a large case, against its small counterpart. Each side is
 //     measured twice, the service and express answering that side's very bytes; the service's own cost per request
 //     is 1/(service req/s) - 1/(baseline req/s) (what it spends beyond sending those bytes), and the ratio is that cost
-//     of the large case over that of the small one. Answers differ in size (a 200-member team is 80 times the bytes of
-//     a 1-member one, 100 notes of it 6.7 MB; page 1 of a tree embeds 99 children, page 500 none): sending the bytes
-//     is not the service's work, presenting and serialising them is;
+//     of the large case over that of the small one. Answers differ in size (a 200-member team is many times the
+//     bytes of a 1-member one, and 100 notes of it megabytes, docs/speed.md; page 1 of a tree embeds 99 children,
+//     page 500 none): sending the bytes is not the service's work, presenting and serialising them is;
 //   - read p99 latency and the server's resident memory (VmRSS), as absolute numbers.
 // Load comes from autocannon (50 connections) in this process; rounds alternate between the sides of a case so that
 // the machine's noise (2 shared cores) falls on both. It talks to the service only over HTTP, seeds users and tokens

@@ -2,18 +2,20 @@
 # Starts the server as `make run` does and the benchmark measures it: the project's Node with the memory settings
 # below, in place of this shell (exec: the server keeps this process id, and receives its signals directly).
 #   MALLOC_TRIM_THRESHOLD_  glibc keeps freed memory for reuse up to this much: the embedded database's start-up
-#                           (PGlite, WebAssembly) frees ~150 MB that the default dynamic threshold never returns.
-#   --max-semi-space-size   V8's young generation grows to 3 x 16-32 MB under load by default; 2 MB semi-spaces
-#                           cost nothing measurable in throughput here (make bench) and keep ~60 MB off.
+#                           (PGlite, WebAssembly) frees a large block that the default dynamic threshold never
+#                           returns (docs/speed.md, Memory, has the figures).
+#   --max-semi-space-size   V8's young generation grows large under load by default; small semi-spaces cost nothing
+#                           measurable in throughput (make bench) and keep tens of MB off (docs/speed.md, Memory).
 #   --max-old-space-size    the heap's ceiling (the default lets it grow lazily to hundreds of MB before collecting).
 #                           Under sustained load the heap fills with garbage up to this ceiling before V8 collects
 #                           it, so the ceiling, not the live objects, sets the resident memory (docs/speed.md). It
 #                           must hold the server's own live objects, the caches (CACHE_BYTES in all, counted by what
 #                           they keep alive), a few page writes at once (each holds a few copies of its page, up to
 #                           LIMIT_PAGE_CONTENT_BYTES) and the large answers being built (LIMIT_LARGE_ANSWERS at a
-#                           time, each of LIMIT_LIST_TEXT_BYTES of text): 128 MB holds the defaults; 104-112 MB did
-#                           not always (the server died of an exhausted heap serving the worst-case lists of
-#                           test/api/answer-size.test.ts). Raise it with any of them.
+#                           time, each of LIMIT_LIST_TEXT_BYTES of text): the ceiling below holds the defaults;
+#                           lower ones did not always (the server died of an exhausted heap serving the worst-case
+#                           lists of test/api/answer-size.test.ts; docs/speed.md, Memory, has the figures). Raise it
+#                           with any of them.
 # Override any of them from the environment: NODE_SERVER_FLAGS replaces the Node flags.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -1,10 +1,10 @@
 // MikroORM's PostgreSQL driver with one change: how a string is quoted into SQL text. MikroORM 7 sends every
 // statement with its values written into the text (no bound parameters), quoting each string with a loop that
 // appends one character at a time (`escaped += c`): every character costs a rope node of the JavaScript heap until
-// the text is flattened, about 30 times the string's size, so a page write (1 MiB of content in the page, the same
-// and its diff in the version, the text again in the search document) held more than 100 MB at once and a heap
-// ceiling of 128 MB died on it. Here the same quoting is done with whole-string replacements: the same SQL, built in
-// memory proportional to the string.
+// the text is flattened, many times the string's size, so a write of a page at its size limit (the content in the
+// page, the same and its diff in the version, the text again in the search document) held most of the heap's
+// ceiling at once and the server died on it (docs/speed.md, "Page writes", keeps the figures). Here the same quoting
+// is done with whole-string replacements: the same SQL, built in memory proportional to the string.
 import { PostgreSqlDriver, PostgreSqlPlatform } from '@mikro-orm/postgresql';
 import type { Configuration } from '@mikro-orm/core';
 

@@ -46,7 +46,8 @@ export function requestIdAndLog(logger: Logger): RequestHandler {
     };
   }
   // Above `info` no request line is written: pino-http's two child loggers and three listeners per request would be
-  // spent for nothing (about 9 us of a hot read's 60). The id is given the same way; `req.log` is made when first used.
+  // spent for nothing, a share of a hot read's time worth saving (docs/operating.md, "What this costs"). The id is
+  // given the same way; `req.log` is made when first used.
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && acceptableId.test(incoming) ? incoming : randomUUID();

@@ -48,7 +48,8 @@ export class LocalStorage implements Storage {
   async read(checksum: string, range?: ByteRange): Promise<Readable> {
     const file = this.pathOf(checksum);
     // opened before answering, so a missing file is an error here rather than a cut-off 200
-    // 1 MiB reads: a quarter of the system calls of the 64 KiB default, for one buffer per download in flight
+    // 1 MiB reads: far fewer system calls than the 64 KiB default (docs/speed.md, Attachments), for one buffer per
+    // download in flight
     const stream = createReadStream(file, { highWaterMark: 1024 * 1024, ...(range ? { start: range.start, end: range.end } : {}) });
     await new Promise<void>((resolve, reject) => {
       stream.once('open', () => resolve());
