@@ -15,7 +15,7 @@ import { remember, SAMPLES, seedSampleWorld, sendSample, type Sample } from '../
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 
-// The built operations: every operationId of the document, less those that answer 501 and those plain routes serve
+// The operations to count: every operationId of the document (each is built), less those plain routes serve
 // outside /api/v1 (the OAuth endpoints).
 const servedByRoutes = Object.entries(operations).filter(([, entry]) => 'servedBy' in entry).map(([id]) => id);
 const document = JSON.parse(readFileSync(path.join(ROOT, 'generated/openapi.json'), 'utf8')) as {

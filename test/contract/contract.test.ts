@@ -1,5 +1,5 @@
-// The OpenAPI document against the code: generated/ is fresh, every operation is either built or listed as not
-// implemented (and those answer 501), and the API reference builds with every operation in it.
+// The OpenAPI document against the code: generated/ is fresh, every operation of the document is in the operation
+// table (so it is built) and nothing else is, and the API reference builds with every operation in it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
