@@ -10,11 +10,11 @@ import type { Config } from './config.ts';
 import type { Orm } from './db/database.ts';
 import { authenticate, forgetToken } from './http/auth.ts';
 import { silentFeed, type ChangeFeed } from './db/change-feed.ts';
-import { FeedCache, hotReads, serveHotReads } from './http/hot-reads.ts';
-import { PageViewCache } from './modules/pages/page-view.cache.ts';
-import type { TeamMembers } from './modules/teams/teams.loader.ts';
+import { serveHotReads } from './http/hot-reads.ts';
+import { createMemory } from './cache/memory.ts';
+import { tokenOf } from './cache/tags.ts';
 import { HttpError } from './http/errors.ts';
-import type { AppServices, Memory } from './http/handler.ts';
+import type { AppServices } from './http/handler.ts';
 import { stripJsonSuffix } from './http/json-suffix.ts';
 import type { Logger } from './http/logger.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -42,17 +42,6 @@ export type AppDependencies = {
   projections?: ProjectionWorker | undefined;
 };
 
-/**
- * An upper bound of what a team's kept members hold: each presented user (an object of a dozen fields and its
- * strings) and its share of the lists' JSON, kept beside them as text and as bytes (json.ts); the names count again
- * in each of those.
- */
-function teamMembersBytes(members: TeamMembers): number {
-  let bytes = 256;
-  for (const user of [...members.managers, ...members.members]) bytes += 1600 + 8 * (user.username.length + user.name.length);
-  return bytes;
-}
-
 export function buildApp({ config, orm, logger, changes = silentFeed(), projections }: AppDependencies): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -61,22 +50,16 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   app.set('trust proxy', config.trustProxy);
   subscribeAll();
   const urls = createUrls(config.publicUrl);
-  // CACHE_BYTES divided among the caches: half for page views, a quarter for hot reads (mostly the very bytes of
-  // the views they answer with), an eighth each for the members of teams and the page orders of notes
-  const cacheBytes = config.cacheBytes;
-  const memory: Memory = {
-    pageViews: new PageViewCache(cacheBytes / 2),
-    hot: hotReads(changes, cacheBytes / 4),
-    // a large team is read by every request about its notes: one may take half the share
-    teamMembers: new FeedCache<TeamMembers>(changes, { entries: 10_000, bytes: cacheBytes / 8, largest: cacheBytes / 16, sizeOf: teamMembersBytes }),
-    // a whole note's order is one entry, so one may take a quarter of the share (a note of many thousands of pages)
-    treeOrders: new FeedCache<readonly number[]>(changes, { entries: 1000, bytes: cacheBytes / 8, largest: cacheBytes / 32, sizeOf: (ids) => 64 + 8 * ids.length }),
-    answers: new AnswerGate(config.limits.largeAnswers),
-  };
-  const services: AppServices = { config, urls, memory };
+  const memory = createMemory(changes, config.cacheBytes);
+  const answers = new AnswerGate(config.limits.largeAnswers);
+  const services: AppServices = { config, urls, memory, answers };
   // a token changed or deleted anywhere is looked up again at its next use
   changes.subscribe((change) => {
-    if ('tags' in change) for (const tag of change.tags) if (tag.startsWith('k')) forgetToken(Number(tag.slice(1)));
+    if (!('tags' in change)) return;
+    for (const tag of change.tags) {
+      const token = tokenOf(tag);
+      if (token !== undefined) forgetToken(token);
+    }
   });
 
   app.use(requestIdAndLog(logger));

@@ -19,6 +19,7 @@
 import { ConfigError, loadConfig } from '../config.ts';
 import { describeDatabaseUrl, migrate, NoDatabaseError, openDatabase } from '../db/database.ts';
 import { HttpError } from '../http/errors.ts';
+import { DomainError } from '../modules/errors.ts';
 import { Token } from '../modules/auth/token.entity.ts';
 import { hashToken, issueToken, looksLikeToken } from '../modules/auth/tokens.ts';
 import { passwordProblem, setPassword } from '../modules/auth/passwords.ts';
@@ -215,7 +216,7 @@ run(process.argv.slice(2)).then(
     const message =
       error instanceof NoDatabaseError
         ? `${error.message}: start the server once with \`make run\` (it creates the database), or set DATA_DIR to the server's data directory, or DATABASE_URL`
-        : error instanceof HttpError || error instanceof ConfigError ? error.message
+        : error instanceof HttpError || error instanceof DomainError || error instanceof ConfigError ? error.message
         // A system or database error (ECONNREFUSED, a failed login, a missing database) is the message alone: it
         // is about the setup, not a bug whose stack would help.
         : error instanceof Error && typeof (error as { code?: unknown }).code === 'string' ? `the database: ${error.message}`

@@ -7,8 +7,9 @@
 //     server's own connection and the admin command line's socket alike).
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
+import { tagsOf, type Tag } from '../cache/tags.ts';
 
-export type Change = { tags: readonly string[] } | { everything: true };
+export type Change = { tags: readonly Tag[] } | { everything: true };
 export type ChangeListener = (change: Change) => void;
 
 export type ChangeFeed = {
@@ -30,7 +31,7 @@ export type ChangeFeed = {
 export const CHANNEL = 'revisions';
 
 function parse(payload: string): Change {
-  return payload === '*' ? { everything: true } : { tags: payload.split(',').filter((tag) => tag !== '') };
+  return payload === '*' ? { everything: true } : { tags: tagsOf(payload) };
 }
 
 const settled = Promise.resolve();

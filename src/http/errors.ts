@@ -1,11 +1,9 @@
-// Typed errors thrown anywhere in a request; the one error handler (problem-details.ts) turns them into RFC 9457
-// problem details. `code` is the stable, machine-readable part clients switch on: one code per kind of failure, from
-// the list in the Problem schema of the document (a code that is not listed there fails `tsc`).
-import type { Problem } from '../../generated/client/types.gen.ts';
-
-export type ErrorCode = Problem['code'];
-
-export type FieldError = { pointer?: string; parameter?: string; detail: string };
+// Errors of the HTTP exchange itself (a missing token, a method a path lacks, a body that cannot be read, a range
+// past the end, a server shutting down), with their status and headers; the domain's errors carry no status
+// (src/modules/errors.ts) and are mapped here, in one place (`statusOf`). The one error handler
+// (problem-details.ts) turns both into RFC 9457 problem details. `code` is the stable, machine-readable part clients
+// switch on, from the list in the Problem schema of the document (a code that is not listed there fails `tsc`).
+import type { ErrorCode, FailureKind, FieldError } from '../modules/errors.ts';
 
 export class HttpError extends Error {
   readonly status: number;
@@ -48,9 +46,6 @@ export const defaultTitles: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export const badRequest = (detail: string, errors?: FieldError[]) =>
-  new HttpError(400, 'validation_failed', detail, errors ? { errors } : {});
-
 export const unauthorized = (detail: string, tokenWasSent: boolean) =>
   new HttpError(401, 'unauthorized', detail, {
     headers: {
@@ -60,15 +55,15 @@ export const unauthorized = (detail: string, tokenWasSent: boolean) =>
     },
   });
 
-export const forbidden = (detail: string) => new HttpError(403, 'forbidden', detail);
-
-export const notFound = (what: string) => new HttpError(404, 'not_found', `${what} not found`);
-
-export const conflict = (code: ErrorCode, detail: string, errors?: FieldError[]) =>
-  new HttpError(409, code, detail, errors ? { errors } : {});
-
-export const unprocessable = (code: ErrorCode, detail: string, errors?: FieldError[]) =>
-  new HttpError(422, code, detail, errors ? { errors } : {});
-
-export const payloadTooLarge = (detail: string) => new HttpError(413, 'payload_too_large', detail);
-
+/** The status of each kind of domain error: the one place a domain error becomes HTTP. */
+export const statusOf: Record<FailureKind, number> = {
+  invalid: 400,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  precondition_failed: 412,
+  too_large: 413,
+  unprocessable: 422,
+  range_not_satisfiable: 416,
+  unavailable: 503,
+};

@@ -13,10 +13,10 @@ import type { Config } from '../config.ts';
 import type { Caller } from '../modules/access/caller.ts';
 import type { Requirement } from '../modules/access/policy.ts';
 import type { ScopeKind, ScopeOf } from '../modules/access/scope.ts';
-import type { PageViewCache } from '../modules/pages/page-view.cache.ts';
-import type { TeamMembers } from '../modules/teams/teams.loader.ts';
-import type { FeedCache, HotReads } from './hot-reads.ts';
+import type { Caching } from '../cache/caching.ts';
+import type { Memory, Reader } from '../cache/memory.ts';
 import type { Logger } from './logger.ts';
+import type { Answer } from './answer.ts';
 import type { Urls } from './urls.ts';
 
 /** The answer of an operation that answers 204 with no body. */
@@ -35,22 +35,15 @@ export type HandlerContext = {
   request: Request;
   response: Response;
   memory: Memory;
-  /** The change feed's mark taken when the request began (hot-reads.ts): keep an answer only if it still holds. */
+  /** The gate a large answer waits at before it is built (answer-gate.ts). */
+  answers: AnswerGate;
+  /** The change feed's mark taken when the request began (src/cache/feed-cache.ts): keep a value only if it still holds. */
   heardAtStart: number;
 };
-
-/**
- * What the loaders need: where to read, how to link, what is kept in memory, and for whom. `fresh`: read everything
- * from the database (a request that writes presents what it wrote, before the change feed has been heard).
- */
-export type Reader = { em: EntityManager; urls: Urls; memory: Memory; callerId: number; fresh: boolean };
 
 export function readerOf(context: HandlerContext): Reader {
   return { em: context.em, urls: context.urls, memory: context.memory, callerId: context.caller.user.id, fresh: context.request.method !== 'GET' };
 }
-
-/** What this process keeps in memory between requests (per app: two apps in one process never share it). */
-export type Memory = { pageViews: PageViewCache; hot: HotReads; teamMembers: FeedCache<TeamMembers>; treeOrders: FeedCache<readonly number[]>; answers: AnswerGate };
 
 type DataOf<Id extends OperationId> = Operations[Id]['data'];
 type Part<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
@@ -64,10 +57,12 @@ export type Input<Id extends OperationId> = {
 };
 
 type ResponsesOf<Id extends OperationId> = Operations[Id]['responses'];
-/** What a handler returns: the 200 body, `noContent` for a 204, a stream where the 200 is bytes. */
+/** The JSON body of an operation's 200. */
+export type BodyOf<Id extends OperationId> = ResponsesOf<Id> extends { 200: infer Body } ? Body : never;
+/** What a handler returns: the 200 body (or an `Answer`: the body with its ETag or list place), `noContent` for a 204, a stream where the 200 is bytes. */
 export type Success<Id extends OperationId> =
   ResponsesOf<Id> extends { 204: unknown } ? NoContent
-  : ResponsesOf<Id> extends { 200: infer Body } ? ([Body] extends [Blob | File] ? StreamAnswer : Body)
+  : ResponsesOf<Id> extends { 200: infer Body } ? ([Body] extends [Blob | File] ? StreamAnswer : Body | Answer<Body>)
   : never;
 
 export type Handler<Id extends OperationId, S extends ScopeKind> = (
@@ -82,6 +77,8 @@ export type OperationDefinition<Id extends OperationId, S extends ScopeKind = Sc
   readonly scope: S;
   /** The policy action the operation requires (policy.ts), read by the wrapper and by the role matrix test. */
   readonly action: Requirement;
+  /** What the operation keeps in memory, and what it shows (src/cache/caching.ts); the wrapper keeps it. */
+  readonly cache?: Caching<ScopeOf<S>, BodyOf<Id>> | undefined;
   readonly handle: Handler<Id, S>;
 };
 
@@ -91,10 +88,10 @@ export type OperationDefinition<Id extends OperationId, S extends ScopeKind = Sc
  */
 export function defineOperation<Id extends OperationId, S extends ScopeKind>(
   id: Id,
-  options: { scope: S; action: Requirement },
+  options: { scope: S; action: Requirement; cache?: Caching<ScopeOf<S>, BodyOf<Id>> },
   handle: Handler<Id, S>,
 ): OperationDefinition<Id, S> {
-  return { id, scope: options.scope, action: options.action, handle };
+  return { id, scope: options.scope, action: options.action, cache: options.cache, handle };
 }
 
 
@@ -111,4 +108,4 @@ export type OperationTable = {
     | OperationDefinition<Id, 'page'> | ServedByRoute;
 };
 
-export type AppServices = { config: Config; urls: Urls; memory: Memory };
+export type AppServices = { config: Config; urls: Urls; memory: Memory; answers: AnswerGate };

@@ -16,7 +16,8 @@
 // plain express routes the validator never sees: `plainRouter` (below) gives them the same rules and a 405 with
 // `Allow` for a method a path lacks, and answers every refusal in the route's own format.
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { HttpError, type FieldError } from './errors.ts';
+import { DomainError, type FieldError } from '../modules/errors.ts';
+import { HttpError } from './errors.ts';
 import { resolve } from './form-coercion.ts';
 import { toHttpError } from './problem-details.ts';
 
@@ -224,12 +225,12 @@ function allowOf(methods: readonly string[]): string {
   return methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).join(', ');
 }
 
-/** A client error (parsers, guards, thrown HttpErrors) refused in the route's format; anything else a logged 500. */
+/** A client error (parsers, guards, thrown HttpErrors and DomainErrors) refused in the route's format; anything else a logged 500. */
 function refuseErrors(refuse: Refusal): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
     const known = toHttpError(error);
-    if (known && (known.status < 500 || error instanceof HttpError)) return refuse(known, req, res, next);
+    if (known && (known.status < 500 || error instanceof HttpError || error instanceof DomainError)) return refuse(known, req, res, next);
     req.log?.error({ error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error) }, 'request failed');
     refuse(new HttpError(500, 'internal_error', 'the server failed to answer; the request id identifies it in the logs'), req, res, next);
   };

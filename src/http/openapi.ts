@@ -8,13 +8,16 @@ import { fileURLToPath } from 'node:url';
 import type { Request, RequestHandler, Response } from 'express';
 import OpenApiValidator from 'express-openapi-validator';
 import type { OperationId } from '../../generated/operations.gen.ts';
-import type { Action } from '../modules/access/policy.ts';
-import { authorizations, authorizeDeclared, checkDeclaredAction, loadScope, scopeTags } from '../modules/access/scope.ts';
 import { formCoercion } from './form-coercion.ts';
+import { invokeOperation } from './invoke.ts';
+import { Answer } from './answer.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 import { answeredNotModified } from './etag.ts';
 import { inputGuard, operationParameters } from './input-guard.ts';
-import { toJsonParts, writeParts } from './json.ts';
+import { serialiseOnce, toJsonParts, writeParts } from './json.ts';
+import type { Caching } from '../cache/caching.ts';
+import { hotReadKey } from '../cache/memory.ts';
+import { paginationHeaders } from './pagination.ts';
 import { deferMultipartBody } from '../modules/attachments/upload.ts';
 
 export const openApiDocumentPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'openapi.json');
@@ -85,9 +88,15 @@ export function routeMatcherCacheSize(): number {
   return compiledRoutes.size;
 }
 
-/** The names of the header parameters an operation declares (`If-Match`, ...), as the document spells them. */
-function headerNamesOf(document: OpenApiDocument, pathKey: string, method: string): string[] {
-  return operationParameters(document as never, pathKey, method).filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name);
+/** The parameters an operation declares: headers (`If-Match`, ...) as the document spells them, and query names. */
+export type DeclaredParameters = { headers: readonly string[]; query: ReadonlySet<string> };
+
+function parametersOf(document: OpenApiDocument, pathKey: string, method: string): DeclaredParameters {
+  const parameters = operationParameters(document as never, pathKey, method);
+  return {
+    headers: parameters.filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name),
+    query: new Set(parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name)),
+  };
 }
 
 function readHeaders(req: Request, names: readonly string[]): Record<string, string> {
@@ -99,7 +108,7 @@ function readHeaders(req: Request, names: readonly string[]): Record<string, str
   return headers;
 }
 
-function send(res: Response, result: unknown, validateResponses: boolean): void {
+function send(res: Response, result: unknown, list: { base: string; query: ReadonlySet<string> }, validateResponses: boolean): void {
   if (result === noContent) {
     res.status(204).end();
     return;
@@ -112,7 +121,13 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
     stream.body.pipe(res);
     return;
   }
-  const parts = toJsonParts(result);
+  let body = result;
+  if (result instanceof Answer) {
+    if (result.etag !== undefined) res.setHeader('ETag', result.etag);
+    if (result.list !== undefined) res.set(paginationHeaders(res.req, list.base, list.query, result.list));
+    body = result.body;
+  }
+  const parts = toJsonParts(body);
   if (answeredNotModified(res.req, res, parts)) return;
   // the response validator reads what res.json is given: outside production it gets the very bytes sent, parsed
   if (validateResponses) {
@@ -128,45 +143,17 @@ function send(res: Response, result: unknown, validateResponses: boolean): void 
   writeParts(res, parts, res.locals.compressible === true).catch((error: unknown) => res.destroy(error as Error));
 }
 
-/** Runs one operation: its declared scope is loaded (404 for a note the caller may not read), then the handler. */
-export function bindOperation(definition: OperationDefinition<OperationId>, services: AppServices, headerNames: readonly string[]): RequestHandler {
+/** Serves one operation: it runs (invoke.ts), and its result is written as the HTTP answer. */
+export function bindOperation(definition: OperationDefinition<OperationId>, services: AppServices, parameters: DeclaredParameters): RequestHandler {
   return async (req, res) => {
-    if (!req.caller) throw new Error('operation reached without an authenticated caller');
-    const path = (req.params ?? {}) as Record<string, unknown>;
-    const heardAtStart = services.memory.hot.mark();
-    // a GET may be answered from memory: everything committed before it arrived is heard first (hot-reads.ts)
-    const [scope] = await Promise.all([
-      loadScope(definition.scope, req.em, req.caller, path),
-      req.method === 'GET' ? services.memory.hot.sync() : undefined,
-    ]);
-    const authorizedHere = authorizeDeclared(scope, definition.action);
-    const input = { path, query: req.query ?? {}, body: req.body, headers: readHeaders(req, headerNames) };
-    const context: HandlerContext = {
-      em: req.em,
-      caller: req.caller,
-      config: services.config,
-      urls: services.urls,
-      log: req.log,
-      request: req,
-      response: res,
-      memory: services.memory,
-      heardAtStart,
-    };
-    const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;
-    let result: unknown;
-    try {
-      if (services.config.environment === 'production' || authorizedHere) {
-        result = await handle(input, scope, context);
-      } else {
-        const authorized = new Set<Action>();
-        result = await authorizations.run(authorized, () => handle(input, scope, context));
-        checkDeclaredAction(definition.id, definition.action, authorized);
-      }
-    } finally {
-      // what this process changed is forgotten before it answers (the database's announcement follows)
-      if (req.method !== 'GET') services.memory.hot.forget(scopeTags(scope));
+    const input = { path: (req.params ?? {}) as Record<string, unknown>, query: req.query ?? {}, body: req.body, headers: readHeaders(req, parameters.headers) };
+    const { result, scope, heardAtStart } = await invokeOperation(definition, services, req, res, input);
+    const caching = definition.cache as Caching<unknown, unknown> | undefined;
+    if (caching && req.method === 'GET' && result instanceof Answer && result.etag !== undefined) {
+      // kept whole, as it is sent, for this token and path (served before routing: hot-reads.ts)
+      services.memory.hot.keep(hotReadKey(req.caller!.tokenId, req.path), { body: serialiseOnce(result.body), etag: result.etag }, caching.shows(scope), heardAtStart);
     }
-    send(res, result, services.config.validateResponses);
+    send(res, result, { base: services.urls.base, query: parameters.query }, services.config.validateResponses);
   };
 }
 
@@ -183,7 +170,7 @@ export function openApiMiddleware(document: OpenApiDocument, table: OperationTab
       const entry = table[id];
       handler = 'servedBy' in entry
           ? (_req, _res, next) => next()
-          : bindOperation(entry as OperationDefinition<OperationId>, services, headerNamesOf(document, pathKey, route.method));
+          : bindOperation(entry as OperationDefinition<OperationId>, services, parametersOf(document, pathKey, route.method));
       bound.set(id, handler);
     }
     return handler;

@@ -1,8 +1,8 @@
 // Lists other than the page list: `page` (1-based) and `per_page` (default and maximum 100), with RFC 8288 Link
 // headers (first, prev, next, last) and X-Total-Count.
-import type { HandlerContext } from './handler.ts';
-import { requestParameters } from './input-guard.ts';
-import { loadOpenApiDocument } from './openapi.ts';
+import type { Request, Response } from 'express';
+import type { ListPlace } from './answer.ts';
+import type { AnswerGate } from './answer-gate.ts';
 
 export const DEFAULT_PER_PAGE = 100;
 
@@ -50,8 +50,11 @@ export function budgetedPage(query: { page?: number | undefined; per_page?: numb
  * text one page of results may carry (LIMIT_LIST_TEXT_BYTES), and the gate a large page of results waits at before
  * its rows are read (answer-gate.ts).
  */
-export function listBudget(context: HandlerContext, query: { page?: number | undefined; per_page?: number | undefined }): TextBudget {
-  return { query, bytes: context.config.limits.listTextBytes, admit: (bytes) => context.memory.answers.admit(context.response, bytes) };
+/** What `listBudget` reads of a handler's context (HandlerContext has it). */
+type BudgetContext = { config: { limits: { listTextBytes: number } }; answers: AnswerGate; response: Response };
+
+export function listBudget(context: BudgetContext, query: { page?: number | undefined; per_page?: number | undefined }): TextBudget {
+  return { query, bytes: context.config.limits.listTextBytes, admit: (bytes) => context.answers.admit(context.response, bytes) };
 }
 
 export type TextBudget = {
@@ -61,14 +64,22 @@ export type TextBudget = {
   admit: (bytes: number) => Promise<void>;
 };
 
-export function sendPaginationHeaders(context: HandlerContext, { page, perPage, last: pages }: Pagination & { last?: number }, total: number): void {
+/** The place of this page of results (`results`: its pagination, and for a budgeted list how many pages there are). */
+export function listPlace({ page, perPage, last }: Pagination & { last?: number }, total: number): ListPlace {
+  return { page, perPage, last, total };
+}
+
+/**
+ * The Link (first, prev, next, last) and X-Total-Count headers of a page of results of the list `request` asked for;
+ * `query`: the query parameters its operation declares.
+ */
+export function paginationHeaders(request: Request, base: string, query: ReadonlySet<string>, { page, perPage, last: pages, total }: ListPlace): Record<string, string> {
   const last = pages ?? Math.max(1, Math.ceil(total / perPage));
-  const url = new URL(context.urls.base + context.request.path);
+  const url = new URL(base + request.path);
   // Only the query parameters the operation defines, as the client wrote them: never unknown ones (a long junk
   // query would make the header larger than clients accept) and never `access_token` (auth.ts takes it anyway).
-  const kept = new Set(requestParameters(loadOpenApiDocument() as never, context.request).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name));
-  for (const [name, value] of new URLSearchParams(context.request.url.split('?')[1] ?? '')) {
-    if (kept.has(name) && name !== 'page' && name !== 'per_page' && name !== 'access_token') url.searchParams.append(name, value);
+  for (const [name, value] of new URLSearchParams(request.url.split('?')[1] ?? '')) {
+    if (query.has(name) && name !== 'page' && name !== 'per_page' && name !== 'access_token') url.searchParams.append(name, value);
   }
   const link = (target: number, rel: string) => {
     url.searchParams.set('page', String(target));
@@ -79,6 +90,5 @@ export function sendPaginationHeaders(context: HandlerContext, { page, perPage, 
   if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
   if (page < last) links.push(link(page + 1, 'next'));
   links.push(link(last, 'last'));
-  context.response.setHeader('Link', links.join(', '));
-  context.response.setHeader('X-Total-Count', String(total));
+  return { Link: links.join(', '), 'X-Total-Count': String(total) };
 }

@@ -1,7 +1,8 @@
 // The one error handler: every error of every request ends here and leaves as RFC 9457 problem details.
 import type { ErrorRequestHandler } from 'express';
 import { DeadlockException, ForeignKeyConstraintViolationException, LockWaitTimeoutException, NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/core';
-import { HttpError, defaultTitles, type FieldError } from './errors.ts';
+import { DomainError, type FieldError } from '../modules/errors.ts';
+import { HttpError, defaultTitles, statusOf } from './errors.ts';
 
 type ValidatorError = { status?: number; message?: string; errors?: { path?: string; message?: string; location?: string }[]; headers?: Record<string, string> };
 
@@ -113,6 +114,7 @@ function fromExposedClientError(error: BodyParserError): HttpError | undefined {
 
 export function toHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
+  if (error instanceof DomainError) return new HttpError(statusOf[error.kind], error.code, error.message, { errors: error.errors, extensions: error.extensions });
   if (error instanceof NotFoundError) return new HttpError(404, 'not_found', 'not found');
   if (error instanceof UniqueConstraintViolationException) return new HttpError(409, 'already_exists', 'a conflicting record exists');
   if (error instanceof ForeignKeyConstraintViolationException) return new HttpError(409, 'still_referenced', 'the record is still referenced');

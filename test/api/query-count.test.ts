@@ -82,6 +82,51 @@ describe('a page read costs a fixed number of queries', () => {
   });
 });
 
+describe('a page write costs a fixed number of statements', () => {
+  it('4 for a new title or content (scope, the write, the view, the members), with its version, change and entry', async () => {
+    const note = await makeNote(app, 'counter', reader.user, { slug: 'written' });
+    const page = await makePage(app, note, reader, { title: 'First', content: 'one' });
+    const url = `/api/v1/counter/written/${page.id}`;
+    await reader.client.get('/api/v1/me');
+    const statements = await app.countQueries(async () => {
+      const answer = await reader.client.put(url, { json: { page: { title: 'Second', content: 'two' } } });
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ title: 'Second', content: 'two' });
+    });
+    expect(statements).toBe(4);
+    const em = app.em();
+    const [stored] = await em.execute<{ title: string; content: string; version_sequence: number; lock_version: number }[]>(
+      'select title, content, version_sequence, lock_version from pages where id = ?', [page.id]);
+    expect(stored).toMatchObject({ title: 'Second', content: 'two', version_sequence: 2 });
+    const versions = await em.execute<{ index: number; title: string; content: string; diff: string | null }[]>(
+      'select index, title, content, diff from page_versions where page_id = ? order by index', [page.id]);
+    expect(versions.map((version) => [version.index, version.title, version.content])).toEqual([[1, 'First', 'one'], [2, 'Second', 'two']]);
+    // the diff is made on first read, not by the write
+    expect(versions[1]!.diff).toBeNull();
+    const [change] = await em.execute<{ type: string; actor_id: number; note_id: number; subject_id: number; payload: Record<string, unknown> }[]>(
+      'select type, actor_id, note_id, subject_id, payload from changes where subject_id = ? and type = ? order by id desc limit 1', [page.id, 'page.updated']);
+    expect(change).toEqual({
+      type: 'page.updated', actor_id: reader.user.id, note_id: note.id, subject_id: page.id,
+      payload: { note_id: note.id, page_id: page.id, changed: ['title', 'content'], version: 2, actor: { id: reader.user.id, username: 'counter' } },
+    });
+    const [entry] = await em.execute<{ action: string; type: string; page_id: number; summary: Record<string, unknown> }[]>(
+      'select action, type, page_id, summary from logs where page_id = ? order by id desc limit 1', [page.id]);
+    expect(entry).toEqual({ action: 'update', type: 'page', page_id: page.id, summary: { page_id: page.id, title: 'Second', changed: ['title', 'content'] } });
+
+    // the same text again: no version, no change, the same ETag; a stale If-Match: 412, nothing written
+    const etag = (await reader.client.get(url)).headers.get('etag')!;
+    const same = await reader.client.put(url, { json: { page: { content: 'two' } } });
+    expect(same.status).toBe(200);
+    expect(same.headers.get('etag')).toBe(etag);
+    const stale = await reader.client.put(url, { json: { page: { content: 'three' } }, headers: { 'If-Match': '"page-' + page.id + '-1"' } });
+    expect(stale.status).toBe(412);
+    const gone = await reader.client.put(`/api/v1/counter/written/${page.id + 100000}`, { json: { page: { content: 'x' } } });
+    expect(gone.status).toBe(404);
+    const [after] = await em.execute<{ versions: string }[]>('select count(*)::text as versions from page_versions where page_id = ?', [page.id]);
+    expect(after!.versions).toBe('2');
+  });
+});
+
 describe('issue lists cost a fixed number of queries', () => {
   it('whatever the number of issues, assignees, tags and notes', async () => {
     const note = await makeNote(app, 'counter', reader.user, { slug: 'tasks' });

@@ -3,10 +3,13 @@ import { describe, expect, it } from 'vitest';
 import type { Page as PageBody } from '../../generated/client/types.gen.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { ChangeFeed } from '../../src/db/change-feed.ts';
-import { FeedCache, hotReads } from '../../src/http/hot-reads.ts';
+import { FeedCache } from '../../src/cache/feed-cache.ts';
+import { createMemory } from '../../src/cache/memory.ts';
+import { tags } from '../../src/cache/tags.ts';
+import { answerWith } from '../../src/http/answer.ts';
 import { serialiseOnce } from '../../src/http/json.ts';
 import type { PageScope } from '../../src/modules/access/scope.ts';
-import { PageViewCache, pageViewBytes } from '../../src/modules/pages/page-view.cache.ts';
+import { PageViewCache, pageViewBytes } from '../../src/cache/page-views.ts';
 
 const liveFeed = (): ChangeFeed => ({ live: true, heard: 0, subscribe: () => undefined, sync: async () => undefined, close: async () => undefined });
 
@@ -19,9 +22,9 @@ const scopeOf = (id: number) => ({ view: { key: `${id}:manager:-`, stamp: '1:1:n
 
 describe('FeedCache', () => {
   it('holds at most its bytes, dropping the least recently used first', () => {
-    const cache = new FeedCache<string>(liveFeed(), { entries: 1000, bytes: 100_000, largest: 50_000, sizeOf: (value) => 2 * value.length });
+    const cache = new FeedCache<string>(liveFeed(), { entries: 1000, bytes: 100_000, largest: 50_000, sizeOf: (value: string) => 2 * value.length });
     for (let i = 0; i < 100; i++) {
-      cache.keep(`k${i}`, 'x'.repeat(5000), [`n${i}`], 0);
+      cache.keep(`k${i}`, 'x'.repeat(5000), [tags.note(i)], 0);
       if (i === 50) expect(cache.get('k45')).toBeDefined(); // used: moves to the end
       expect(cache.bytes).toBeLessThanOrEqual(100_000);
     }
@@ -31,20 +34,21 @@ describe('FeedCache', () => {
   });
 
   it('refuses an entry larger than its largest, and counts each entry\'s own overhead', () => {
-    const cache = new FeedCache<string>(liveFeed(), { entries: 1000, bytes: 100_000, largest: 10_000, sizeOf: (value) => value.length });
+    const cache = new FeedCache<string>(liveFeed(), { entries: 1000, bytes: 100_000, largest: 10_000, sizeOf: (value: string) => value.length });
     cache.keep('big', 'x'.repeat(10_000), [], 0);
     expect(cache.get('big')).toBeUndefined();
-    cache.keep('small', 'x', ['n1', 't2'], 0);
+    cache.keep('small', 'x', [tags.note(1), tags.team(2)], 0);
     expect(cache.bytes).toBeGreaterThan(1);
   });
 
   it('hot reads keep an answer of a 16th of their share at most', () => {
-    const hot = hotReads(liveFeed(), 16 * MiB);
-    hot.keep('1 /a', { body: Buffer.alloc(MiB - 4096), etag: '"page-1-1"' }, ['n1'], 0);
-    hot.keep('1 /b', { body: Buffer.alloc(MiB + 1), etag: '"page-2-1"' }, ['n1'], 0);
+    // CACHE_BYTES of 64 MiB: a quarter for the hot reads
+    const { hot } = createMemory(liveFeed(), 64 * MiB);
+    hot.keep('1 /a', { body: Buffer.alloc(MiB - 4096), etag: '"page-1-1"' }, [tags.note(1)], 0);
+    hot.keep('1 /b', { body: Buffer.alloc(MiB + 1), etag: '"page-2-1"' }, [tags.note(1)], 0);
     expect(hot.get('1 /a')).toBeDefined();
     expect(hot.get('1 /b')).toBeUndefined();
-    for (let i = 0; i < 40; i++) hot.keep(`1 /${i}`, { body: Buffer.alloc(MiB / 2), etag: '"e"' }, ['n1'], 0);
+    for (let i = 0; i < 40; i++) hot.keep(`1 /${i}`, { body: Buffer.alloc(MiB / 2), etag: '"e"' }, [tags.note(1)], 0);
     expect(hot.bytes).toBeLessThanOrEqual(16 * MiB);
   });
 });
@@ -54,7 +58,7 @@ describe('PageViewCache', () => {
     const cache = new PageViewCache(16 * MiB);
     for (let i = 0; i < 40; i++) {
       const body = pageBody(i, `<p>${'a'.repeat(MiB / 2)}</p>`);
-      cache.keep(scopeOf(i), body);
+      cache.keep(scopeOf(i), answerWith(body, { etag: `"page-${i}-1"` }));
       expect(cache.bytes).toBeLessThanOrEqual(16 * MiB);
     }
     expect(cache.get(scopeOf(39))).toBeDefined();
@@ -64,7 +68,7 @@ describe('PageViewCache', () => {
   it('keeps no view larger than a quarter of its bytes', () => {
     const cache = new PageViewCache(8 * MiB);
     const body = pageBody(1, 'a'.repeat(MiB));
-    cache.keep(scopeOf(1), body);
+    cache.keep(scopeOf(1), answerWith(body, {}));
     expect(pageViewBytes(serialiseOnce(body).length, body.content.length)).toBeGreaterThan(2 * MiB);
     expect(cache.get(scopeOf(1))).toBeUndefined();
   });

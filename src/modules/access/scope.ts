@@ -2,11 +2,12 @@
 // once, in one statement, before the handler runs, and handed to it. A note the caller may not read is not in
 // anyone's scope: it answers 404 here, exactly like one that does not exist. What the caller may do with what is
 // in scope is then asked of the policy table with `authorize(scope, action)`: 403 when the answer is no.
+import { tags, type Tag } from '../../cache/tags.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { aliasedColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
 import { confirmToken, requireLiveToken } from '../../http/auth.ts';
-import { forbidden, notFound } from '../../http/errors.ts';
+import { forbidden, notFound } from '../errors.ts';
 import { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
 import { Team } from '../teams/team.entity.ts';
@@ -180,15 +181,15 @@ export async function loadPageScope(em: EntityManager, caller: Caller, teamName:
   return { ...scope, kind: 'page', page, view, originalTeamId: (row!.original_team_id as number | null) ?? null };
 }
 
-/** The change-feed tags of what a scope names: its note and team (hot-reads.ts). */
-export function scopeTags(scope: CallerScope | TeamScope | NoteScope | PageScope): string[] {
+/** The change-feed tags of what a scope names: its note and team (src/cache/tags.ts). */
+export function scopeTags(scope: CallerScope | TeamScope | NoteScope | PageScope): Tag[] {
   switch (scope.kind) {
     case 'caller':
       return [];
     case 'team':
-      return [`t${scope.team.id}`];
+      return [tags.team(scope.team.id)];
     default:
-      return [`n${scope.note.id}`, `t${scope.team.id}`];
+      return [tags.note(scope.note.id), tags.team(scope.team.id)];
   }
 }
 

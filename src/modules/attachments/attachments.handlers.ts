@@ -4,8 +4,9 @@
 import { actorOf } from '../access/caller.ts';
 import { PassThrough } from 'node:stream';
 import { defineOperation, noContent, readerOf, type HandlerContext, type StreamAnswer } from '../../http/handler.ts';
+import { answerWith } from '../../http/answer.ts';
 import { HttpError } from '../../http/errors.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { listPlace, pagination } from '../../http/pagination.ts';
 import { authorize } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
@@ -53,10 +54,10 @@ export const attachmentOperations = {
       { note: scope.note.id },
       { orderBy: newestFirst, limit: results.perPage, offset: results.offset },
     );
-    sendPaginationHeaders(context, results, total);
-    if (attachments.length === 0) return [];
+    const list = listPlace(results, total);
+    if (attachments.length === 0) return answerWith([], { list });
     const note = await presentedNote(context, scope.note);
-    return attachments.map((attachment) => presentAttachmentListItem(attachment, note, context.urls));
+    return answerWith(attachments.map((attachment) => presentAttachmentListItem(attachment, note, context.urls)), { list });
   }),
 
   createAttachment: defineOperation('createAttachment', { scope: 'note', action: 'note.edit' }, async (_input, scope, context) => {

@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { preparedQuery, aliasedColumns, mapAliased } from '../../db/rows.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../errors.ts';
 import { can, type Role } from '../access/policy.ts';
 import type { Caller } from '../access/caller.ts';
 import { recordEvent, type Actor } from '../events/events.ts';

@@ -14,7 +14,8 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler } from 'express';
 import busboy from 'busboy';
-import { badRequest, HttpError } from '../../http/errors.ts';
+import { HttpError } from '../../http/errors.ts';
+import { badRequest } from '../errors.ts';
 
 /** How many leading bytes are kept to sniff the type (file-type reads at most this many for its signatures). */
 export const SNIFF_BYTES = 4100;

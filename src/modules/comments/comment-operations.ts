@@ -4,8 +4,9 @@
 import { actorOf } from '../access/caller.ts';
 import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
 import { noContent, type HandlerContext } from '../../http/handler.ts';
+import { answerWith, type Answer } from '../../http/answer.ts';
 import { findBudgeted } from '../../db/rows.ts';
-import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
+import { listBudget, listPlace } from '../../http/pagination.ts';
 import { authorize, type NoteScope, type PageScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Comment, type CommentedObject } from './comment.entity.ts';
@@ -28,24 +29,24 @@ function embeddedTextBytes(note: Note, target: CommentedObject): number {
   return description(note.description) + (target.type === 'issue' ? 2 * description(target.issue.description) : 0);
 }
 
-/** One page of the comments on `target`, oldest first, with the pagination headers. */
+/** One page of the comments on `target`, oldest first, with its place in the list (the pagination headers). */
 export async function listCommentsOn(
   context: HandlerContext,
   scope: Scope,
   target: CommentedObject,
   query: { page?: number | undefined; per_page?: number | undefined },
   presentTarget: PresentTarget,
-): Promise<CommentBody[]> {
+): Promise<Answer<CommentBody[]>> {
   // a page of results ends early at LIMIT_LIST_TEXT_BYTES of text: each comment's body, and the text of the commented
   // object that every comment embeds (one object in memory, json.ts `shared`, but sent in each comment)
   const { items: comments, total, page } = await findBudgeted(context.em, Comment, commentsOn(scope.note, target), {
     populate: ['user'],
     orderBy: oldestFirst,
   }, `${COMMENT_TEXT_BYTES} + ${embeddedTextBytes(scope.note, target)}`, listBudget(context, query));
-  sendPaginationHeaders(context, page, total);
-  if (comments.length === 0) return [];
+  const list = listPlace(page, total);
+  if (comments.length === 0) return answerWith([], { list });
   const views = await loadCommentViews(context.em, callerOf(scope), comments, await presentTarget());
-  return views.map((view) => presentComment(view, context.urls));
+  return answerWith(views.map((view) => presentComment(view, context.urls)), { list });
 }
 
 /** A new comment on `target` by the caller, presented from what was written (no read-back). */

@@ -2,7 +2,7 @@
 // what presenting a list of them needs in a fixed number of queries however many there are.
 import { sql, type Loaded } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound, payloadTooLarge, unprocessable, type FieldError } from '../../http/errors.ts';
+import { notFound, payloadTooLarge, unprocessable, type FieldError } from '../errors.ts';
 import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import { recordEvent, type Actor } from '../events/events.ts';

@@ -4,8 +4,9 @@
 import { actorOf } from '../access/caller.ts';
 import type { IssueUpdateInput } from '../../../generated/client/types.gen.ts';
 import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
+import { answerWith } from '../../http/answer.ts';
 import { findBudgeted } from '../../db/rows.ts';
-import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
+import { listBudget, listPlace } from '../../http/pagination.ts';
 import { authorize, type NoteScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Membership } from '../teams/team.entity.ts';
@@ -57,8 +58,8 @@ export const issueOperations = {
       ISSUE_TEXT_BYTES,
       listBudget(context, query),
     );
-    sendPaginationHeaders(context, results, total);
-    return presentIssues(context, issues);
+    const list = listPlace(results, total);
+    return answerWith(await presentIssues(context, issues), { list });
   }),
 
   getIssue: defineOperation('getIssue', { scope: 'note', action: 'note.read' }, async ({ path }, scope, context) => answerIssue(context, scope.note, path.index)),
@@ -101,7 +102,7 @@ export const issueOperations = {
       ISSUE_TEXT_BYTES,
       listBudget(context, query),
     );
-    sendPaginationHeaders(context, results, total);
-    return presentIssues(context, issues);
+    const list = listPlace(results, total);
+    return answerWith(await presentIssues(context, issues), { list });
   }),
 };

@@ -1,11 +1,12 @@
 // Loading issues and what presenting them needs, in a fixed number of statements however many issues: their users
 // come with them (joined), the notes they embed are presented once each (notes.loader.ts), and the tags of all of
 // them in one statement. Also what other modules need to embed an issue (its comments, notifications about it).
+import type { Reader } from '../../cache/memory.ts';
 import type { Loaded } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Note as NoteBody } from '../../../generated/client/types.gen.ts';
-import { notFound } from '../../http/errors.ts';
-import type { Reader } from '../../http/handler.ts';
+import { notFound } from '../errors.ts';
+
 import { shared } from '../../http/json.ts';
 import type { Subject } from '../access/policy.ts';
 import { presentNote } from '../notes/note.presenter.ts';

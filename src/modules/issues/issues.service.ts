@@ -5,7 +5,7 @@ import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { nextNoteIndex } from '../../db/note-counters.ts';
 import { currentTime } from '../../db/timestamps.ts';
-import { conflict, unprocessable } from '../../http/errors.ts';
+import { conflict, unprocessable } from '../errors.ts';
 import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import { recordEvent, type Actor } from '../events/events.ts';

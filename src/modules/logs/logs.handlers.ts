@@ -1,5 +1,6 @@
 import { defineOperation, readerOf } from '../../http/handler.ts';
-import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listBudget, listPlace } from '../../http/pagination.ts';
 import { embedIds, loadEmbeds } from '../notifications/embeds.loader.ts';
 import { embeddedTextBytes } from '../notifications/notifications.repository.ts';
 import { languageOf } from '../notifications/time-ago.ts';
@@ -10,7 +11,7 @@ export const logOperations = {
   /** What the caller may read, newest first; everything the entries embed is loaded once for the page. */
   listLogs: defineOperation('listLogs', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const { logs, total, page } = await findLogs(context.em, caller.user.id, { team: query.team, noteId: query.note_id }, listBudget(context, query), embeddedTextBytes);
-    sendPaginationHeaders(context, page, total);
+    const list = listPlace(page, total);
     const ids = embedIds();
     for (const log of logs) {
       ids.users.add(log.user.id);
@@ -24,6 +25,6 @@ export const logOperations = {
     }
     const embeds = await loadEmbeds(readerOf(context), ids);
     const reader = { language: languageOf(caller.user), now: new Date() };
-    return logs.flatMap((log) => presentLog(log, embeds, reader) ?? []);
+    return answerWith(logs.flatMap((log) => presentLog(log, embeds, reader) ?? []), { list });
   }),
 };

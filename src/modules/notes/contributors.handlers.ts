@@ -1,6 +1,7 @@
 // The contributors of a note: its creator, then everyone who wrote a version of its pages.
 import { defineOperation } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listPlace, pagination } from '../../http/pagination.ts';
 import { User } from '../users/user.entity.ts';
 import { presentUser } from '../users/user.presenter.ts';
 
@@ -22,9 +23,9 @@ export const contributorOperations = {
       'select count(distinct user_id) as n from (select user_id from notes where id = ? union all select user_id from page_versions where note_id = ?) c',
       [note.id, note.id],
     ))[0]!.n;
-    sendPaginationHeaders(context, page, Number(total));
+    const list = listPlace(page, Number(total));
     const users = rows.length === 0 ? [] : await context.em.find(User, { id: { $in: rows.map((row) => row.user_id) } });
     const byId = new Map(users.map((user) => [user.id, user]));
-    return rows.map((row) => presentUser(byId.get(row.user_id)!, context.urls));
+    return answerWith(rows.map((row) => presentUser(byId.get(row.user_id)!, context.urls)), { list });
   }),
 };

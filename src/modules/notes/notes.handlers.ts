@@ -1,7 +1,8 @@
-import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
-import { unprocessable } from '../../http/errors.ts';
+import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
+import { answerWith } from '../../http/answer.ts';
+import { unprocessable } from '../errors.ts';
 import { findBudgeted } from '../../db/rows.ts';
-import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
+import { listBudget, listPlace } from '../../http/pagination.ts';
 import { authorize, findTeamScope, type NoteScope } from '../access/scope.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { findTeam } from '../teams/teams.service.ts';
@@ -68,9 +69,9 @@ export const noteOperations = {
       NOTE_TEXT_BYTES,
       listBudget(context, query),
     );
-    sendPaginationHeaders(context, page, total);
+    const list = listPlace(page, total);
     const views = await loadNoteViews(readerOf(context), notes);
-    return views.map((view) => presentNote(view, context.urls, 'read'));
+    return answerWith(views.map((view) => presentNote(view, context.urls, 'read')), { list });
   }),
 
   getNote: defineOperation('getNote', { scope: 'note', action: 'note.read' }, async (_input, scope, context) => present(context, scope.note, 'read')),

@@ -1,9 +1,10 @@
 // Loads what presenting a list of notes needs, in a fixed number of queries however long the list: the originals
 // of forks, the memberships of every team involved (which also give the caller's roles), and which forks can pull.
+import type { Reader } from '../../cache/memory.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { can } from '../access/policy.ts';
 import { aliasedColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
-import type { Reader } from '../../http/handler.ts';
+
 import { membersOf, teamView } from '../teams/teams.loader.ts';
 import type { TeamView } from '../teams/team.presenter.ts';
 import { Team } from '../teams/team.entity.ts';

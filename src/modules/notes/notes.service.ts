@@ -1,7 +1,7 @@
 // Writing notes, each change in one transaction with its domain event. Who may do what is decided before these are
 // called (the handlers ask the policy table); here only what the data itself forbids is checked.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict } from '../../http/errors.ts';
+import { conflict } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';

@@ -2,9 +2,10 @@
 // whole list at once: one batch per kind of object, so a list costs a fixed number of statements whatever its
 // length and its mix of types. A kind added later adds its set to `EmbedIds`, its batch to
 // `loadEmbeds` and its map to `Embeds`; the presenters pick from the maps.
+import type { Reader } from '../../cache/memory.ts';
 import type { Attachment as AttachmentBody, Comment as CommentBody, Issue as IssueBody, Note as NoteBody, PageSummary as PageBody, Request as RequestBody, Team as TeamBody, User as UserBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
-import type { Reader } from '../../http/handler.ts';
+
 import { Attachment } from '../attachments/attachment.entity.ts';
 import { presentAttachment } from '../attachments/attachment.presenter.ts';
 import { Comment } from '../comments/comment.entity.ts';
@@ -25,7 +26,6 @@ import { Team } from '../teams/team.entity.ts';
 import { membersOf, teamView } from '../teams/teams.loader.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import { User } from '../users/user.entity.ts';
-
 
 export type EmbedIds = {
   users: Set<number>; notes: Set<number>; pages: Set<number>; issues: Set<number>; requests: Set<number>; comments: Set<number>; teams: Set<number>; attachments: Set<number>;

@@ -1,5 +1,6 @@
 import { defineOperation, readerOf, type HandlerContext } from '../../http/handler.ts';
-import { listBudget, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listBudget, listPlace } from '../../http/pagination.ts';
 import type { Caller } from '../access/caller.ts';
 import { embedIds, loadEmbeds } from './embeds.loader.ts';
 import type { Notification } from './notification.entity.ts';
@@ -31,8 +32,8 @@ async function toggle(context: HandlerContext, caller: Caller, id: number) {
 export const notificationOperations = {
   listNotifications: defineOperation('listNotifications', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const { notifications, total, page } = await findNotifications(context.em, caller.user.id, { state: query.state ?? 'unread', team: query.team }, listBudget(context, query));
-    sendPaginationHeaders(context, page, total);
-    return present(context, caller, notifications);
+    const list = listPlace(page, total);
+    return answerWith(await present(context, caller, notifications), { list });
   }),
 
   toggleNotification: defineOperation('toggleNotification', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => toggle(context, caller, path.id)),

@@ -2,7 +2,7 @@
 // (it became private, or they left its team) is not listed; it comes back if they may read the note again.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../errors.ts';
 import { budgetedPageOfEntities, type TextBudget } from '../../db/rows.ts';
 import type { BudgetedPage } from '../../http/pagination.ts';
 import { embeddedTextBytes } from './notifications.repository.ts';

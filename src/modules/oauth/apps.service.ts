@@ -1,7 +1,7 @@
 // A user's own apps, authorizations and tokens, for the /api/v1/me/{apps,authorizations,tokens} operations. Every
 // query is bounded to the caller; lists are one count and one page (plus one batch load of the apps they embed).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, notFound, unprocessable } from '../../http/errors.ts';
+import { conflict, notFound, unprocessable } from '../errors.ts';
 import type { Pagination } from '../../http/pagination.ts';
 import { Token } from '../auth/token.entity.ts';
 import type { User } from '../users/user.entity.ts';

@@ -1,7 +1,8 @@
 // The caller's apps, authorizations and tokens (/api/v1/me/...), and the OAuth operations of the document, which
 // plain routes serve (oauth.routes.ts: the library drives them, outside /api/v1).
 import { defineOperation, noContent, servedByRoute } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listPlace, pagination } from '../../http/pagination.ts';
 import { createOwnApp, deleteOwnApp, findAuthorizations, findOwnApps, findTokens, revokeAuthorization, revokeOwnToken } from './apps.service.ts';
 import { presentApp, presentAuthorization, presentToken } from './oauth.presenter.ts';
 
@@ -16,8 +17,8 @@ export const oauthOperations = {
   listApps: defineOperation('listApps', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { apps, total } = await findOwnApps(context.em, caller.user.id, page);
-    sendPaginationHeaders(context, page, total);
-    return apps.map((app) => presentApp(app));
+    const list = listPlace(page, total);
+    return answerWith(apps.map((app) => presentApp(app)), { list });
   }),
 
   createApp: defineOperation('createApp', { scope: 'caller', action: 'signed-in' }, async ({ body }, { caller }, context) => {
@@ -33,8 +34,8 @@ export const oauthOperations = {
   listAuthorizations: defineOperation('listAuthorizations', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { grants, total } = await findAuthorizations(context.em, caller.user.id, page);
-    sendPaginationHeaders(context, page, total);
-    return grants.map((grant) => presentAuthorization(grant));
+    const list = listPlace(page, total);
+    return answerWith(grants.map((grant) => presentAuthorization(grant)), { list });
   }),
 
   revokeAuthorization: defineOperation('revokeAuthorization', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => {
@@ -45,8 +46,8 @@ export const oauthOperations = {
   listTokens: defineOperation('listTokens', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const page = pagination(query);
     const { tokens, total, apps } = await findTokens(context.em, caller.user.id, page);
-    sendPaginationHeaders(context, page, total);
-    return tokens.map((token) => presentToken(token, apps, caller.tokenId));
+    const list = listPlace(page, total);
+    return answerWith(tokens.map((token) => presentToken(token, apps, caller.tokenId)), { list });
   }),
 
   revokeToken: defineOperation('revokeToken', { scope: 'caller', action: 'signed-in' }, async ({ path }, { caller }, context) => {

@@ -2,6 +2,7 @@
 // ancestry, parent and children, the original of a fork (with its team) and whether the fork can pull; the members
 // of the teams come from memory (teams.loader.ts) or one more statement. Rows come back as JSON and are mapped to the ORM's
 // entities, so the same presenters serve them (pages.loader.ts loads the same for many pages in a few queries).
+import type { Reader } from '../../cache/memory.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { jsonColumns, preparedQuery } from '../../db/rows.ts';
 import { shared } from '../../http/json.ts';
@@ -9,7 +10,7 @@ import { can } from '../access/policy.ts';
 import { Note } from '../notes/note.entity.ts';
 import { originalChangedSql } from '../notes/notes.loader.ts';
 import { presentNote, type NoteView } from '../notes/note.presenter.ts';
-import type { Reader } from '../../http/handler.ts';
+
 import { Team } from '../teams/team.entity.ts';
 import { membersOf, teamView } from '../teams/teams.loader.ts';
 import { Page } from './page.entity.ts';

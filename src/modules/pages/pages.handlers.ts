@@ -1,28 +1,21 @@
 import type { Page as PageBody, PageUpdateInput } from '../../../generated/client/types.gen.ts';
 import { actorOf } from '../access/caller.ts';
-import { notFound } from '../../http/errors.ts';
-import { defineOperation, noContent, readerOf, type HandlerContext, type Reader } from '../../http/handler.ts';
-import { authorize, scopeTags, type PageScope } from '../access/scope.ts';
-import { hotReadKey } from '../../http/hot-reads.ts';
-import { serialiseOnce } from '../../http/json.ts';
+import { notFound } from '../errors.ts';
+import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
+import { answerWith, type Answer } from '../../http/answer.ts';
+import { pageCaching } from '../../cache/caching.ts';
+import { authorize, type PageScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
 import { checkContentSize, updatePage } from './pages.service.ts';
-import { allPageIdsInTreeOrder, pageIdsInOrder, type TreeOrder } from './tree.ts';
+import { pageIdsInOrder, pageIdsInTreeOrder, type TreeOrder } from './tree.ts';
 import { pageTextSizes } from './pages.repository.ts';
 import { budgetedPage } from '../../http/pagination.ts';
 import { createPage, deletePage } from './tree.service.ts';
 
 export const PAGES_PER_LIST_PAGE = 20;
-
-/** What a page's answer shows, as change-feed tags: its note and team, a fork's original and its team, the token. */
-function pageTags(scope: PageScope): string[] {
-  const tags = [...scopeTags(scope), `k${scope.caller.tokenId}`];
-  if (scope.note.forkedFrom) tags.push(`n${scope.note.forkedFrom.id}`, ...(scope.originalTeamId ? [`t${scope.originalTeamId}`] : []));
-  return tags;
-}
 
 const orders: Record<string, TreeOrder> = {
   position: { column: 'position', descending: false },
@@ -35,26 +28,9 @@ const orders: Record<string, TreeOrder> = {
   '-updated_at': { column: 'updated_at', descending: true },
 };
 
-/**
- * A note's page ids in tree order: the whole tree is walked and sorted to find any page of results, so the order is
- * kept in memory while the change feed says no page of the note changed (tag n<note>); page 500 then costs what page
- * 1 does.
- */
-async function treeOrder(reader: Reader, noteId: number, descending: boolean): Promise<readonly number[]> {
-  const key = `${noteId}:${descending ? 'desc' : 'asc'}`;
-  const cache = reader.memory.treeOrders;
-  const kept = reader.fresh ? undefined : cache.get(key);
-  if (kept) return kept;
-  const mark = cache.mark();
-  const ids = await allPageIdsInTreeOrder(reader.em, noteId, descending);
-  if (!reader.fresh) cache.keep(key, ids, [`n${noteId}`], mark);
-  return ids;
-}
-
 /** Presents a page from what is loaded (after a write: the written page, no read-back of it), with its ETag. */
-export async function answerPage(context: HandlerContext, note: Note, page: Page): Promise<PageBody> {
-  context.response.setHeader('ETag', pageEtag(page));
-  return presentPage(await loadPageView(readerOf(context), note, page), context.urls);
+export async function answerPage(context: HandlerContext, note: Note, page: Page): Promise<Answer<PageBody>> {
+  return answerWith(presentPage(await loadPageView(readerOf(context), note, page), context.urls), { etag: pageEtag(page) });
 }
 
 async function update(context: HandlerContext, scope: PageScope, changes: PageUpdateInput['page'], ifMatch: string | undefined) {
@@ -76,14 +52,14 @@ export const pageOperations = {
     const order = orders[query.order ?? 'position']!;
     let ordered: { id: number; bytes: number }[];
     if (parent === 'all' && order.column === 'position') {
-      const [ids, sizes] = await Promise.all([treeOrder(readerOf(context), note.id, order.descending), pageTextSizes(em, note.id)]);
+      const [ids, sizes] = await Promise.all([pageIdsInTreeOrder(readerOf(context), note.id, order.descending), pageTextSizes(em, note.id)]);
       ordered = ids.map((id) => ({ id, bytes: sizes.get(id) ?? 0 }));
     } else {
       ordered = await pageIdsInOrder(em, note.id, parent, order);
     }
     // 20 pages per page of results, fewer where their content reaches LIMIT_LIST_TEXT_BYTES (pagination.ts)
     const results = budgetedPage({ page: query.page, per_page: PAGES_PER_LIST_PAGE }, ordered.map((entry) => entry.bytes), context.config.limits.listTextBytes);
-    await context.memory.answers.admit(context.response, results.bytes);
+    await context.answers.admit(context.response, results.bytes);
     const shown = ordered.slice(results.offset, results.offset + results.limit).map((entry) => entry.id);
     const pages = shown.length === 0 ? [] : await em.find(Page, { id: { $in: shown } });
     const byId = new Map(pages.map((page) => [page.id, page]));
@@ -92,19 +68,9 @@ export const pageOperations = {
     return { pages: views.map((view) => presentPage(view, context.urls)), last_page: results.page >= results.last };
   }),
 
-  /** Served from the view cache while nothing it shows has changed (page-view.cache.ts). */
-  getPage: defineOperation('getPage', { scope: 'page', action: 'note.read' }, async (_input, scope, context) => {
-    const etag = pageEtag(scope.page);
-    context.response.setHeader('ETag', etag);
-    const { pageViews, hot } = context.memory;
-    let body = pageViews.get(scope);
-    if (!body) {
-      body = presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls);
-      pageViews.keep(scope, body);
-    }
-    hot.keep(hotReadKey(scope.caller.tokenId, context.request.path), { body: serialiseOnce(body), etag }, pageTags(scope), context.heardAtStart);
-    return body;
-  }),
+  /** Kept in memory while nothing it shows has changed (src/cache/caching.ts, `pageCaching`). */
+  getPage: defineOperation('getPage', { scope: 'page', action: 'note.read', cache: pageCaching }, async (_input, scope, context) =>
+    answerWith(presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls), { etag: pageEtag(scope.page) })),
 
   createPage: defineOperation('createPage', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     authorize(scope, 'note.edit');

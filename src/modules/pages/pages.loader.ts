@@ -1,8 +1,9 @@
 // What presenting pages needs, in a fixed number of queries whatever the depth of the tree and the number of pages:
 // the note (presented once), every page's ancestry (one recursive query), their children and their parents.
+import type { Reader } from '../../cache/memory.ts';
 import type { Note as NoteBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
-import type { Reader } from '../../http/handler.ts';
+
 import type { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView } from '../notes/notes.loader.ts';

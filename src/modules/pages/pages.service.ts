@@ -5,7 +5,7 @@ import type { Limits } from '../../config.ts';
 import { oneAtATime } from '../../db/one-at-a-time.ts';
 import { currentTime } from '../../db/timestamps.ts';
 import { mapAliased } from '../../db/rows.ts';
-import { notFound, payloadTooLarge } from '../../http/errors.ts';
+import { notFound, payloadTooLarge } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page, type PageVersion } from './page.entity.ts';

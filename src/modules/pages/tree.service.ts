@@ -4,7 +4,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
 import { currentTime } from '../../db/timestamps.ts';
-import { conflict, HttpError, unprocessable } from '../../http/errors.ts';
+import { conflict, unprocessable, type DomainError } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
@@ -16,11 +16,11 @@ export async function lockTree(em: EntityManager, noteId: number): Promise<void>
   await em.execute('select id from notes where id = ? for no key update', [noteId]);
 }
 
-function tooDeep(limits: Limits): HttpError {
+function tooDeep(limits: Limits): DomainError {
   return unprocessable('tree_too_deep', `pages nest at most ${limits.pageTreeDepth} levels deep`, [{ pointer: '/page/parent', detail: 'too deep' }]);
 }
 
-function parentNotFound(): HttpError {
+function parentNotFound(): DomainError {
   return unprocessable('parent_not_found', 'page[parent] is not a page of this note', [{ pointer: '/page/parent', detail: 'not a page of this note' }]);
 }
 

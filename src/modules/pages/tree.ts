@@ -1,6 +1,8 @@
 // The page tree in SQL: each question about ancestors, descendants or tree order is one recursive query, whatever
 // the depth of the tree or the size of the note. The depth limit (32 by default) keeps every recursion short.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Reader } from '../../cache/memory.ts';
+import { tags } from '../../cache/tags.ts';
 
 const intArray = (ids: readonly number[]) => `{${ids.join(',')}}`;
 
@@ -51,6 +53,22 @@ export async function subtreeHeight(em: EntityManager, pageId: number): Promise<
 }
 
 export type TreeOrder = { column: 'position' | 'title' | 'created_at' | 'updated_at'; descending: boolean };
+
+/**
+ * A note's page ids in tree order: the whole tree is walked and sorted to find any page of results, so the order is
+ * kept in memory while the change feed says no page of the note changed (its note's tag); page 500 then costs what
+ * page 1 does.
+ */
+export async function pageIdsInTreeOrder(reader: Reader, noteId: number, descending: boolean): Promise<readonly number[]> {
+  const key = `${noteId}:${descending ? 'desc' : 'asc'}`;
+  const cache = reader.memory.treeOrders;
+  const kept = reader.fresh ? undefined : cache.get(key);
+  if (kept) return kept;
+  const mark = cache.mark();
+  const ids = await allPageIdsInTreeOrder(reader.em, noteId, descending);
+  if (!reader.fresh) cache.keep(key, ids, [tags.note(noteId)], mark);
+  return ids;
+}
 
 /**
  * Every page id of the note in tree order: a page comes right after its parent, siblings by position; the sort key is

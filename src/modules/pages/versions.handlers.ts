@@ -1,9 +1,10 @@
 // The history of a page: its versions, diffs between them, restoring one.
 import { actorOf } from '../access/caller.ts';
-import { HttpError, notFound } from '../../http/errors.ts';
-import { defineOperation, type HandlerContext, readerOf } from '../../http/handler.ts';
+import { DomainError, notFound } from '../errors.ts';
+import { defineOperation, readerOf, type HandlerContext } from '../../http/handler.ts';
+import { answerWith } from '../../http/answer.ts';
 import { shared } from '../../http/json.ts';
-import { budgetedPage, sendPaginationHeaders } from '../../http/pagination.ts';
+import { budgetedPage, listPlace } from '../../http/pagination.ts';
 import { authorize, type PageScope } from '../access/scope.ts';
 import { renderDiff } from './diff.ts';
 import { PageVersion } from './page.entity.ts';
@@ -28,7 +29,7 @@ async function versionByIndex(context: HandlerContext, pageId: number, index: nu
 /** A version of this page by id, for `a`/`b`; another page's version is answered like none. */
 async function versionById(context: HandlerContext, pageId: number, id: number, parameter: string): Promise<PageVersion> {
   const version = await context.em.findOne(PageVersion, { id, page: pageId });
-  if (!version) throw new HttpError(404, 'not_found', `${parameter} is not a version of this page`, { errors: [{ parameter, detail: 'not a version of this page' }] });
+  if (!version) throw new DomainError('not_found', 'not_found', `${parameter} is not a version of this page`, { errors: [{ parameter, detail: 'not a version of this page' }] });
   return version;
 }
 
@@ -40,18 +41,18 @@ export const versionOperations = {
   listPageVersions: defineOperation('listPageVersions', { scope: 'page', action: 'note.read' }, async ({ query }, scope, context) => {
     const sizes = await versionTextSizes(context.em, scope.page.id);
     const page = budgetedPage(query, sizes, context.config.limits.listTextBytes);
-    await context.memory.answers.admit(context.response, page.bytes);
-    sendPaginationHeaders(context, page, sizes.length);
-    if (page.limit === 0) return [];
+    await context.answers.admit(context.response, page.bytes);
+    const list = listPlace(page, sizes.length);
+    if (page.limit === 0) return answerWith([], { list });
     const versions = await context.em.find(
       PageVersion,
       { page: scope.page.id },
       { populate: ['user'], orderBy: { index: 'desc' }, limit: page.limit, offset: page.offset },
     );
-    if (versions.length === 0) return [];
+    if (versions.length === 0) return answerWith([], { list });
     await withDiffs(context.em, scope.page.id, versions);
     const pageBody = await presentedPage(context, scope);
-    return versions.map((version) => presentVersion(version, pageBody, context.urls));
+    return answerWith(versions.map((version) => presentVersion(version, pageBody, context.urls)), { list });
   }),
 
   getPageVersion: defineOperation('getPageVersion', { scope: 'page', action: 'note.read' }, async ({ path }, scope, context) => {

@@ -4,7 +4,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
-import { HttpError } from '../../http/errors.ts';
+import { preconditionFailed } from '../errors.ts';
 import type { Actor } from '../events/events.ts';
 import { renderDiff } from './diff.ts';
 import { Page, PageVersion } from './page.entity.ts';
@@ -23,7 +23,7 @@ export function checkIfMatch(page: Page, ifMatch: string | undefined): void {
     const value = candidate.trim().replace(/^W\//, '');
     return value === '*' || value === etag;
   });
-  if (!matches) throw new HttpError(412, 'precondition_failed', 'the page changed since the ETag given in If-Match; fetch it again');
+  if (!matches) throw preconditionFailed('the page changed since the ETag given in If-Match; fetch it again');
 }
 
 /**

@@ -1,9 +1,10 @@
 // Forks: make one (`createFork`), bring one up to date (`pullFork`), and list the caller's forks that can be brought
 // up to date (`listChecks`, type `pull`). Anyone who may read a note may fork it, into a team they are a member of.
 import { actorOf } from '../access/caller.ts';
-import { unprocessable } from '../../http/errors.ts';
+import { unprocessable } from '../errors.ts';
 import { defineOperation, readerOf } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listPlace, pagination } from '../../http/pagination.ts';
 import { authorize, findTeamScope } from '../access/scope.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView, loadNoteViews, notesByIds, originalChangedSql } from '../notes/notes.loader.ts';
@@ -47,9 +48,9 @@ export const forkOperations = {
         limit ? offset ?`,
       [caller.user.id, caller.user.id, results.perPage, results.offset],
     );
-    sendPaginationHeaders(context, results, Number(rows[0]?.total ?? 0));
+    const list = listPlace(results, Number(rows[0]?.total ?? 0));
     const notes = await notesByIds(context.em, rows.map((row) => row.id));
     const views = await loadNoteViews(readerOf(context), notes);
-    return views.map((view) => presentNote(view, context.urls, 'read'));
+    return answerWith(views.map((view) => presentNote(view, context.urls, 'read')), { list });
   }),
 };

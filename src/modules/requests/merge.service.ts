@@ -7,7 +7,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
 import { currentTime } from '../../db/timestamps.ts';
-import { conflict, HttpError, unprocessable, type FieldError } from '../../http/errors.ts';
+import { conflict, DomainError, unprocessable, type FieldError } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import type { Page } from '../pages/page.entity.ts';
@@ -38,7 +38,7 @@ export function mergeConflict(conflicts: PageConflict[], bounded: { pageId: numb
     ...conflicts.map((c) => ({ detail: `page ${c.page_id}: ${c.kind} conflict in ${c.regions.length} region(s)` })),
     ...bounded.map((b) => ({ detail: `page ${b.pageId}: not merged automatically (${b.reason}); resolve it with its final content` })),
   ];
-  throw new HttpError(409, 'merge_conflict', `${errors.length} page(s) cannot be merged without a resolution; nothing was changed`, { errors, extensions: { conflicts } });
+  throw new DomainError('conflict', 'merge_conflict', `${errors.length} page(s) cannot be merged without a resolution; nothing was changed`, { errors, extensions: { conflicts } });
 }
 
 /** `parent`: where the original's page goes (a ParentKey), when it moves. */

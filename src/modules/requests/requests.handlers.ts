@@ -3,9 +3,10 @@
 // (its author, or a manager of the original's team); merging `note.manage` on the original (a manager).
 import { actorOf } from '../access/caller.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { unprocessable } from '../../http/errors.ts';
+import { unprocessable } from '../errors.ts';
 import { defineOperation, readerOf, type HandlerContext } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listPlace, pagination } from '../../http/pagination.ts';
 import { can } from '../access/policy.ts';
 import { rolesOfUsersInTeam } from '../access/roles.ts';
 import { authorize, type NoteScope } from '../access/scope.ts';
@@ -56,9 +57,9 @@ export const requestOperations = {
       { toNote: scope.note.id, ...(statuses ? { status: { $in: statuses } } : {}) },
       { populate: requestRelations, orderBy: { index: 'desc' }, limit: results.perPage, offset: results.offset },
     );
-    sendPaginationHeaders(context, results, total);
+    const list = listPlace(results, total);
     const views = await loadRequestViews(readerOf(context), requests);
-    return views.map((view) => presentRequest(view, context.urls));
+    return answerWith(views.map((view) => presentRequest(view, context.urls)), { list });
   }),
 
   getRequest: defineOperation('getRequest', { scope: 'note', action: 'note.read' }, async ({ path }, scope, context) => answer(context, scope.note.id, path.index)),

@@ -1,11 +1,12 @@
 // Loading requests and what presenting them needs, in a fixed number of statements however many: their users come
 // with them (joined), both notes are presented once each (notes.loader.ts: `to_note` as read, `from_note` as a fork
 // with `user_id`, `pulled_at`, `forked`), and the pages of all of them, with their sides, in one statement.
+import type { Reader } from '../../cache/memory.ts';
 import type { Loaded } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Note as NoteBody } from '../../../generated/client/types.gen.ts';
-import { notFound } from '../../http/errors.ts';
-import type { Reader } from '../../http/handler.ts';
+import { notFound } from '../errors.ts';
+
 import { shared } from '../../http/json.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';

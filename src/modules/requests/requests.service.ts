@@ -5,7 +5,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { nextNoteIndex } from '../../db/note-counters.ts';
 import { currentTime } from '../../db/timestamps.ts';
-import { conflict, unprocessable } from '../../http/errors.ts';
+import { conflict, unprocessable } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { renderDiff } from '../pages/diff.ts';

@@ -1,6 +1,6 @@
 // A search query as the user writes it: words (all must match), "quoted phrases" (matched as written, spaces
 // included), and -excluded words or "-phrases". Every term is normalized like the indexed text (text.ts).
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { isSearchable, lookupTokens, normalize, wholeWordToken } from './text.ts';
 
 /** At most this many terms (included and excluded) in one query; `q` itself is limited to 256 characters. */

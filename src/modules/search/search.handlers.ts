@@ -1,6 +1,7 @@
 import type { SearchMatch } from '../../../generated/client/types.gen.ts';
 import { defineOperation, readerOf } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listPlace, pagination } from '../../http/pagination.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteViews, notesByIds } from '../notes/notes.loader.ts';
 import { parseQuery } from './query.ts';
@@ -36,19 +37,19 @@ export const searchOperations = {
       limit: page.perPage,
       offset: page.offset,
     }, context.log);
-    sendPaginationHeaders(context, page, hits.total);
-    if (hits.notes.length === 0) return [];
+    const list = listPlace(page, hits.total);
+    if (hits.notes.length === 0) return answerWith([], { list });
     const unloaded = hits.notes.filter((hit) => hit.note === undefined).map((hit) => hit.noteId);
     const found = [...hits.notes.flatMap((hit) => hit.note ?? []), ...await notesByIds(context.em, unloaded)];
     const byId = new Map(found.map((note) => [note.id, note]));
     // a note deleted between the two statements is left out
     const listed = hits.notes.filter((hit) => byId.has(hit.noteId));
     // each note is sent with its description (up to 64K characters): many at once wait their turn (answer-gate.ts)
-    await context.memory.answers.admit(context.response, found.reduce((total, note) => total + Buffer.byteLength(note.description ?? '', 'utf8'), 0));
+    await context.answers.admit(context.response, found.reduce((total, note) => total + Buffer.byteLength(note.description ?? '', 'utf8'), 0));
     const views = await loadNoteViews(readerOf(context), listed.map((hit) => byId.get(hit.noteId)!));
-    return views.map((view, index) => ({
+    return answerWith(views.map((view, index) => ({
       ...presentNote(view, context.urls, 'read'),
       matches: listed[index]!.matches.map((match) => presentMatch(match, parsed.terms)),
-    }));
+    })), { list });
   }),
 };

@@ -3,7 +3,7 @@ import { shared } from '../../http/json.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { Role } from '../access/policy.ts';
 import type { Team } from './team.entity.ts';
-import type { TeamMembers } from './teams.loader.ts';
+import type { TeamMembers } from './team-members.ts';
 
 /** A team with everything its presentation embeds: its members (presented, teams.loader.ts) and the caller's role. */
 export type TeamView = { team: Team; members: TeamMembers; role: Role; callerId: number };

@@ -1,8 +1,9 @@
 import { sql } from '@mikro-orm/core';
 import { actorOf } from '../access/caller.ts';
-import { defineOperation, noContent, type HandlerContext, readerOf } from '../../http/handler.ts';
+import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
+import { answerWith } from '../../http/answer.ts';
 import { findBudgeted } from '../../db/rows.ts';
-import { listBudget, pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { listBudget, listPlace, pagination } from '../../http/pagination.ts';
 import { authorize } from '../access/scope.ts';
 import { Note } from '../notes/note.entity.ts';
 import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
@@ -28,9 +29,9 @@ export const teamOperations = {
       { memberships: { user: caller.user.id } },
       { orderBy: [{ isDefault: 'desc' }, { [sql.ref('name_key')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset },
     );
-    sendPaginationHeaders(context, page, total);
+    const list = listPlace(page, total);
     const views = await loadTeamViews(readerOf(context), teams);
-    return views.map((view) => presentTeam(view, context.urls));
+    return answerWith(views.map((view) => presentTeam(view, context.urls)), { list });
   }),
 
   getTeam: defineOperation('getTeam', { scope: 'team', action: 'team.read' }, async (_input, scope, context) => {
@@ -49,9 +50,9 @@ export const teamOperations = {
       NOTE_TEXT_BYTES,
       listBudget(context, query),
     );
-    sendPaginationHeaders(context, page, total);
+    const list = listPlace(page, total);
     const views = await loadNoteViews(readerOf(context), notes);
-    return views.map((view) => presentNote(view, context.urls, 'read'));
+    return answerWith(views.map((view) => presentNote(view, context.urls, 'read')), { list });
   }),
 
   createTeam: defineOperation('createTeam', { scope: 'caller', action: 'signed-in' }, async ({ body }, { caller }, context) =>

@@ -1,18 +1,19 @@
 // The members of teams, presented: every note embeds its team with all its users, so a list of 100 notes of a team of
 // 200 needs those 200 users once, not once per note. They are read in one statement for all the teams asked about,
-// and kept in memory per team while the change feed hears every change (hot-reads.ts; tag `t<team>`, announced when
+// and kept in memory per team while the change feed hears every change (src/cache/feed-cache.ts; the team's tag, announced when
 // a membership, the team or one of its users changes).
+import { tags } from '../../cache/tags.ts';
+import type { Reader } from '../../cache/memory.ts';
 import type { User as UserBody } from '../../../generated/client/types.gen.ts';
 import { aliasedColumns, preparedQuery } from '../../db/rows.ts';
-import type { Reader } from '../../http/handler.ts';
+
 import { shared } from '../../http/json.ts';
 import { presentUser, type UserFields } from '../users/user.presenter.ts';
 import { User } from '../users/user.entity.ts';
 import type { Team, TeamRole } from './team.entity.ts';
+import type { TeamMembers } from './team-members.ts';
 import type { TeamView } from './team.presenter.ts';
 
-/** A team's members as presented, managers and members each in the order they joined, and everyone's role. */
-export type TeamMembers = { roles: ReadonlyMap<number, TeamRole>; managers: readonly UserBody[]; members: readonly UserBody[] };
 
 type Row = Record<string, unknown> & { team_id: number; role: TeamRole };
 
@@ -63,7 +64,7 @@ export async function membersOf(reader: Reader, teamIds: readonly number[]): Pro
     shared(members.managers);
     shared(members.members);
     result.set(id, members);
-    if (!reader.fresh) cache.keep(String(id), members, [`t${id}`], mark);
+    if (!reader.fresh) cache.keep(String(id), members, [tags.team(id)], mark);
   }
   return result;
 }

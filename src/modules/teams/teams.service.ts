@@ -3,7 +3,7 @@
 // make these changes is decided before they are called (the handlers ask the policy table).
 import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, notFound, unprocessable } from '../../http/errors.ts';
+import { conflict, notFound, unprocessable } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import { foldCase } from '../text/fold.ts';
 import { nameIsTaken, findUserByUsername } from '../users/users.service.ts';

@@ -1,8 +1,9 @@
 import { sql } from '@mikro-orm/core';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../errors.ts';
 import { defineOperation, readerOf } from '../../http/handler.ts';
+import { answerWith } from '../../http/answer.ts';
 import { findBudgeted } from '../../db/rows.ts';
-import { listBudget, pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { listBudget, listPlace, pagination } from '../../http/pagination.ts';
 import { Membership } from '../teams/team.entity.ts';
 import { Note } from '../notes/note.entity.ts';
 import { loadNoteViews, recentFirst } from '../notes/notes.loader.ts';
@@ -18,8 +19,8 @@ export const userOperations = {
   listUsers: defineOperation('listUsers', { scope: 'caller', action: 'signed-in' }, async ({ query }, _scope, context) => {
     const page = pagination(query);
     const [users, total] = await context.em.findAndCount(User, {}, { orderBy: { id: 'asc' }, limit: page.perPage, offset: page.offset });
-    sendPaginationHeaders(context, page, total);
-    return users.map((user) => presentUser(user, context.urls));
+    const list = listPlace(page, total);
+    return answerWith(users.map((user) => presentUser(user, context.urls)), { list });
   }),
 
   getUser: defineOperation('getUser', { scope: 'caller', action: 'signed-in' }, async ({ path }, _scope, { em, urls }) => {
@@ -48,15 +49,15 @@ export const userOperations = {
       NOTE_TEXT_BYTES,
       listBudget(context, query),
     );
-    sendPaginationHeaders(context, page, total);
+    const list = listPlace(page, total);
     const views = await loadNoteViews(readerOf(context), notes);
-    return views.map((view) => presentNote(view, context.urls, 'read'));
+    return answerWith(views.map((view) => presentNote(view, context.urls, 'read')), { list });
   }),
 
   listUsernames: defineOperation('listUsernames', { scope: 'caller', action: 'signed-in' }, async ({ query }, _scope, context) => {
     const page = pagination(query);
     const [users, total] = await context.em.findAndCount(User, {}, { fields: ['username'], orderBy: [{ [sql.ref('username_key')]: 'asc' }, { id: 'asc' }], limit: page.perPage, offset: page.offset });
-    sendPaginationHeaders(context, page, total);
-    return users.map((user) => user.username);
+    const list = listPlace(page, total);
+    return answerWith(users.map((user) => user.username), { list });
   }),
 };

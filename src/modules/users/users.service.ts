@@ -1,6 +1,6 @@
 import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, unprocessable } from '../../http/errors.ts';
+import { conflict, unprocessable } from '../errors.ts';
 import { usernameProblem } from '../teams/names.ts';
 import { Membership, Team } from '../teams/team.entity.ts';
 import { foldCase } from '../text/fold.ts';

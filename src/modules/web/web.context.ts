@@ -6,15 +6,18 @@
 // browser with neither is sent to the sign-in page, and back to the view after signing in.
 //
 // Data: a view runs the very operation handlers of the API (the operation table, src/http/operations.ts) with the
-// scope loader they run behind: the same loaders, the same statements, the same 404 for a note the caller may not
-// read. Their answers are the presented JSON bodies of the document, which the views render. Headers the handlers
-// set for the API (Link, X-Total-Count, ETag) are kept aside, not sent with the page.
+// wrapper they run behind (src/http/invoke.ts): the same scope, the same authorization, the same loaders and
+// statements, the same 404 for a note the caller may not read. Their answers are the presented JSON bodies of the
+// document, which the views render; what the API would send as headers (Link, X-Total-Count, ETag) is not sent with
+// the page, and a list's total is read from it.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { OperationId, Operations } from '../../../generated/operations.gen.ts';
 import { authenticate } from '../../http/auth.ts';
-import type { AppServices, HandlerContext, OperationDefinition } from '../../http/handler.ts';
+import { type AppServices, type OperationDefinition } from '../../http/handler.ts';
+import { Answer as OperationAnswer } from '../../http/answer.ts';
+import { invokeOperation } from '../../http/invoke.ts';
 import { operations } from '../../http/operations.ts';
-import { loadScope, type ScopeKind, type ScopeOf } from '../access/scope.ts';
+import type { ScopeKind, ScopeOf } from '../access/scope.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Viewer } from './layout.ts';
 
@@ -70,26 +73,10 @@ export async function runOperation<Id extends OperationId, S extends ScopeKind>(
 ): Promise<Answer<Id, S>> {
   const definition = operations[id] as unknown as OperationDefinition<Id, S>;
   if (definition.scope !== kind) throw new Error(`${id} runs in a ${definition.scope} scope, not ${kind}`);
-  const caller = req.caller!;
-  const scope = await loadScope(definition.scope, req.em, caller, path);
-  const kept = new Map<string, string>();
-  // the handler sees a GET of the API path; what it sets on the response stays here
+  // the handler sees a GET of the API path
   const request = Object.create(req, { url: { value: apiPath }, method: { value: 'GET' } }) as Request;
-  const response = Object.create(res, {
-    setHeader: { value: (name: string, value: unknown) => (kept.set(name.toLowerCase(), String(value)), response) },
-    set: {
-      value: (name: string | Record<string, unknown>, value?: unknown) => {
-        for (const [key, item] of typeof name === 'string' ? [[name, value] as const] : Object.entries(name)) kept.set(key.toLowerCase(), String(item));
-        return response;
-      },
-    },
-  }) as Response;
-  const context: HandlerContext = {
-    em: req.em, caller, config: services.config, urls: services.urls, log: req.log, request, response, memory: services.memory,
-    heardAtStart: services.memory.hot.mark(),
-  };
-  const handle = definition.handle as unknown as (input: unknown, scope: unknown, context: HandlerContext) => Promise<Body<Id>>;
-  const body = await handle({ path, query, body: undefined, headers: {} }, scope, context);
-  const total = kept.get('x-total-count');
-  return { body, scope: scope as ScopeOf<S>, total: total === undefined ? undefined : Number(total) };
+  const { result, scope } = await invokeOperation(definition as never, services, request, res, { path, query, body: undefined, headers: {} });
+  const body = (result instanceof OperationAnswer ? result.body : result) as Body<Id>;
+  const total = result instanceof OperationAnswer ? result.list?.total : undefined;
+  return { body, scope: scope as ScopeOf<S>, total };
 }

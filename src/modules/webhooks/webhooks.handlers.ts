@@ -2,7 +2,8 @@
 // webhook is the team's configuration and its URL may be confidential, so members and outsiders get 403 (the team
 // itself is public: 404 only for a team or webhook that does not exist).
 import { defineOperation, noContent } from '../../http/handler.ts';
-import { pagination, sendPaginationHeaders } from '../../http/pagination.ts';
+import { answerWith } from '../../http/answer.ts';
+import { listPlace, pagination } from '../../http/pagination.ts';
 import { authorize } from '../access/scope.ts';
 import { presentDelivery, presentWebhook } from './webhook.presenter.ts';
 import { createWebhook, deleteWebhook, findDeliveries, findWebhook, findWebhooks, updateWebhook } from './webhooks.service.ts';
@@ -12,8 +13,8 @@ export const webhookOperations = {
     authorize(scope, 'team.manage');
     const page = pagination(query);
     const { webhooks, total } = await findWebhooks(context.em, scope.team, page);
-    sendPaginationHeaders(context, page, total);
-    return webhooks.map((webhook) => presentWebhook(webhook));
+    const list = listPlace(page, total);
+    return answerWith(webhooks.map((webhook) => presentWebhook(webhook)), { list });
   }),
 
   createWebhook: defineOperation('createWebhook', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
@@ -43,7 +44,7 @@ export const webhookOperations = {
     authorize(scope, 'team.manage');
     const page = pagination(query);
     const { deliveries, total } = await findDeliveries(context.em, scope.team, path.id, page);
-    sendPaginationHeaders(context, page, total);
-    return deliveries.map(presentDelivery);
+    const list = listPlace(page, total);
+    return answerWith(deliveries.map(presentDelivery), { list });
   }),
 };

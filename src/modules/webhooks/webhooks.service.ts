@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WebhookInput } from '../../../generated/client/types.gen.ts';
-import { badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
+import { badRequest, conflict, notFound, unprocessable } from '../errors.ts';
 import type { Pagination } from '../../http/pagination.ts';
 import type { Team } from '../teams/team.entity.ts';
 import type { User } from '../users/user.entity.ts';

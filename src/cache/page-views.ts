@@ -7,9 +7,10 @@
 //
 // Bounded by bytes (its share of CACHE_BYTES, src/app.ts): each view counts what it keeps alive, its JSON as served
 // and the presented object it was made from (pageViewBytes).
-import type { Page as PageBody } from '../../../generated/client/types.gen.ts';
-import { serialiseOnce } from '../../http/json.ts';
-import type { PageScope } from '../access/scope.ts';
+import type { Page as PageBody } from '../../generated/client/types.gen.ts';
+import type { Answer } from '../http/answer.ts';
+import { serialiseOnce } from '../http/json.ts';
+import type { PageScope } from '../modules/access/scope.ts';
 
 const MAX_ENTRIES = 5000;
 
@@ -26,7 +27,7 @@ export function pageViewBytes(jsonBytes: number, contentChars: number): number {
   return jsonBytes + 2 * contentChars + 3 * Math.max(0, jsonBytes - contentChars) + ENTRY_OVERHEAD_BYTES;
 }
 
-type Entry = { stamp: string; body: PageBody; bytes: number };
+type Entry = { stamp: string; answer: Answer<PageBody>; bytes: number };
 
 export class PageViewCache {
   readonly #views = new Map<string, Entry>();
@@ -38,8 +39,8 @@ export class PageViewCache {
     this.#maxBytes = bytes;
   }
 
-  /** The presented view of the scope's page, when one was built at the stamp the scope was just loaded with. */
-  get(scope: PageScope): PageBody | undefined {
+  /** The presented view of the scope's page (with its ETag), when one was built at the stamp the scope was just loaded with. */
+  get(scope: PageScope): Answer<PageBody> | undefined {
     const entry = this.#views.get(scope.view.key);
     if (!entry) return undefined;
     if (entry.stamp !== scope.view.stamp) {
@@ -49,16 +50,16 @@ export class PageViewCache {
     // least recently used goes first: move to the end
     this.#views.delete(scope.view.key);
     this.#views.set(scope.view.key, entry);
-    return entry.body;
+    return entry.answer;
   }
 
   /** Keeps a view presented from data read after the scope's stamp (so never older than the stamp says). */
-  keep(scope: PageScope, body: PageBody): void {
+  keep(scope: PageScope, answer: Answer<PageBody>): void {
     // served again as this very JSON, made now and kept with the body
-    const bytes = pageViewBytes(serialiseOnce(body).length, body.content.length);
+    const bytes = pageViewBytes(serialiseOnce(answer.body).length, answer.body.content.length);
     if (bytes > this.#maxBytes / 4) return;
     this.#drop(scope.view.key);
-    this.#views.set(scope.view.key, { stamp: scope.view.stamp, body, bytes });
+    this.#views.set(scope.view.key, { stamp: scope.view.stamp, answer, bytes });
     this.#totalBytes += bytes;
     while (this.#views.size > MAX_ENTRIES || this.#totalBytes > this.#maxBytes) this.#drop(this.#views.keys().next().value!);
   }

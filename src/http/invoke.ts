@@ -1,0 +1,68 @@
+// Running an operation, for every caller of it: the API's router (openapi.ts) and the web views
+// (src/modules/web/web.context.ts) alike. The declared scope is loaded (404 for a note the caller may not read), the
+// declared action is authorized before the handler runs (policy.ts; outside production the actions the handler
+// authorized itself are checked against the declaration), then the handler; what a write changed is forgotten from
+// memory before the answer goes. The caller turns the result into its answer (JSON and headers, or a page).
+import type { Request, Response } from 'express';
+import type { OperationId } from '../../generated/operations.gen.ts';
+import type { Action } from '../modules/access/policy.ts';
+import { authorizations, authorizeDeclared, checkDeclaredAction, loadScope, scopeTags } from '../modules/access/scope.ts';
+import type { Caching } from '../cache/caching.ts';
+import { Answer } from './answer.ts';
+import type { AppServices, HandlerContext, OperationDefinition } from './handler.ts';
+
+/** The validated input of an operation: path parameters, query, body and the headers it declares. */
+export type OperationInput = { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown; headers: Record<string, string> };
+
+/**
+ * Runs `definition` for `req`'s caller with `input`; `req` is the request as the handler sees it (the web views pass
+ * a GET of the API path they stand for). Returns what the handler returned (or the operation's kept answer), the
+ * scope it ran in, and the change feed's mark taken before anything was read (what a kept answer is checked against).
+ */
+export async function invokeOperation(
+  definition: OperationDefinition<OperationId>,
+  services: AppServices,
+  req: Request,
+  res: Response,
+  input: OperationInput,
+): Promise<{ result: unknown; scope: unknown; heardAtStart: number }> {
+  if (!req.caller) throw new Error('operation reached without an authenticated caller');
+  const heardAtStart = services.memory.hot.mark();
+  // a GET may be answered from memory: everything committed before it arrived is heard first (hot-reads.ts)
+  const [scope] = await Promise.all([
+    loadScope(definition.scope, req.em, req.caller, input.path),
+    req.method === 'GET' ? services.memory.hot.sync() : undefined,
+  ]);
+  const authorizedHere = authorizeDeclared(scope, definition.action);
+  const context: HandlerContext = {
+    em: req.em,
+    caller: req.caller,
+    config: services.config,
+    urls: services.urls,
+    log: req.log,
+    request: req,
+    response: res,
+    memory: services.memory,
+    answers: services.answers,
+    heardAtStart,
+  };
+  const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;
+  const shared = req.method === 'GET' ? (definition.cache as Caching<unknown, unknown> | undefined)?.shared : undefined;
+  try {
+    const kept = shared?.get(services.memory, scope);
+    if (kept) return { result: kept, scope, heardAtStart };
+    let result: unknown;
+    if (services.config.environment === 'production' || authorizedHere) {
+      result = await handle(input, scope, context);
+    } else {
+      const authorized = new Set<Action>();
+      result = await authorizations.run(authorized, () => handle(input, scope, context));
+      checkDeclaredAction(definition.id, definition.action, authorized);
+    }
+    if (shared && result instanceof Answer) shared.keep(services.memory, scope, result);
+    return { result, scope, heardAtStart };
+  } finally {
+    // what this process changed is forgotten before it answers (the database's announcement follows)
+    if (req.method !== 'GET') services.memory.hot.forget(scopeTags(scope));
+  }
+}
