@@ -10,8 +10,8 @@ import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
 import { checkContentSize, updatePage } from './pages.service.ts';
-import { pageIdsInOrder, pageIdsInTreeOrder, type TreeOrder } from './tree.ts';
-import { pageTextSizes } from './pages.repository.ts';
+import { pageIdsInTreeOrder } from './tree.ts';
+import { pageIdsInOrder, pageTextSizes, type TreeOrder } from './pages.repository.ts';
 import { budgetedPage } from '../../http/pagination.ts';
 import { createPage, deletePage } from './tree.service.ts';
 

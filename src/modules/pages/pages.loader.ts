@@ -9,8 +9,9 @@ import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView } from '../notes/notes.loader.ts';
 import { Page } from './page.entity.ts';
 import type { PageView } from './page.presenter.ts';
-import { loadOnePageView } from './page-view.query.ts';
-import { ancestries, joinPath } from './tree.ts';
+import { loadOnePageView } from './page-view.loader.ts';
+import { ancestries } from './pages.repository.ts';
+import { joinPath } from './tree.ts';
 
 export async function loadPageViews(reader: Reader, note: Note, pages: readonly Page[]): Promise<PageView[]> {
   if (pages.length === 0) return [];
@@ -58,7 +59,7 @@ export async function pageViewsWith(
   return views;
 }
 
-/** One page's view: one statement (page-view.query.ts). */
+/** One page's view: one statement (page-view.loader.ts). */
 export async function loadPageView(reader: Reader, note: Note, page: Page): Promise<PageView> {
   return loadOnePageView(reader, note, page);
 }

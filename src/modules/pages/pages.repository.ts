@@ -1,7 +1,189 @@
-// SQL of the pages module that its ORM entities do not express.
+// SQL of the pages module that its ORM entities do not express: the tree (ancestry, descendants, orders, locks), the
+// sizes of texts, versions' diffs, and the page write. `?` placeholders, except the prepared statements
+// (preparedQuery, src/db/rows.ts), which node-postgres takes as `$1`.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { aliasedColumns, preparedQuery } from '../../db/rows.ts';
+import { currentTime } from '../../db/timestamps.ts';
+import { aliasedColumns, jsonColumns, preparedQuery } from '../../db/rows.ts';
+import { Note } from '../notes/note.entity.ts';
+import { originalChangedSql } from '../notes/notes.loader.ts';
+import { Team } from '../teams/team.entity.ts';
 import { Page } from './page.entity.ts';
+
+// ---- the tree
+
+/** Locks the note's row for the rest of the transaction (FOR NO KEY UPDATE: writes that only reference it pass). */
+export async function lockNoteRow(em: EntityManager, noteId: number): Promise<void> {
+  await em.execute('select id from notes where id = ? for no key update', [noteId]);
+}
+
+/** The position after the last of the parent's children (null: the top level). */
+export async function nextPosition(em: EntityManager, noteId: number, parentId: number | null): Promise<number> {
+  const rows = await em.execute<{ next: number }[]>(
+    `select coalesce(max(position), 0) + 1 as next from pages where note_id = ? and parent_id ${parentId === null ? 'is null' : '= ?'}`,
+    parentId === null ? [noteId] : [noteId, parentId],
+  );
+  return Number(rows[0]?.next ?? 1);
+}
+
+const intArray = (ids: readonly number[]) => `{${ids.join(',')}}`;
+
+export type Ancestry = {
+  /** Titles from the root down to the page itself. */
+  titles: string[];
+  /** Ids from the root down to the page itself. */
+  ids: number[];
+};
+
+export type TreeOrder = { column: 'position' | 'title' | 'created_at' | 'updated_at'; descending: boolean };
+
+/** For each page (of `noteId`, when given): the titles and ids of its ancestors and itself, root first. One query. */
+export async function ancestries(em: EntityManager, pageIds: readonly number[], noteId?: number): Promise<Map<number, Ancestry>> {
+  const result = new Map<number, Ancestry>();
+  if (pageIds.length === 0) return result;
+  const rows = await em.execute<{ start_id: number; id: number; title: string; level: number }[]>(
+    `with recursive up as (
+       select id as start_id, id, parent_id, title, 0 as level from pages where id = any(?::int[]) ${noteId === undefined ? '' : 'and note_id = ?'}
+       union all
+       select up.start_id, p.id, p.parent_id, p.title, up.level + 1 from pages p join up on p.id = up.parent_id
+        where up.level < 1000
+     )
+     select start_id, id, title, level from up order by start_id, level desc`,
+    noteId === undefined ? [intArray(pageIds)] : [intArray(pageIds), noteId],
+  );
+  for (const row of rows) {
+    const entry = result.get(row.start_id) ?? { titles: [], ids: [] };
+    entry.titles.push(row.title);
+    entry.ids.push(row.id);
+    result.set(row.start_id, entry);
+  }
+  return result;
+}
+
+/** How many levels the page's subtree spans: 1 for a page without children. One query. */
+export async function subtreeHeight(em: EntityManager, pageId: number): Promise<number> {
+  const rows = await em.execute<{ height: number }[]>(
+    `with recursive down as (
+       select id, 1 as level from pages where id = ?
+       union all
+       select p.id, down.level + 1 from pages p join down on p.parent_id = down.id where down.level < 1000
+     )
+     select max(level)::int as height from down`,
+    [pageId],
+  );
+  return rows[0]?.height ?? 1;
+}
+
+/**
+ * Every page id of the note in tree order: a page comes right after its parent, siblings by position; the sort key is
+ * the path of (position, id) pairs from the root. One query; the caller keeps the order (pages.handlers.ts).
+ */
+export async function allPageIdsInTreeOrder(em: EntityManager, noteId: number, descending: boolean): Promise<number[]> {
+  const rows = await em.execute<{ id: number }[]>(
+    `with recursive tree as (
+       select id, array[position, id] as sort_key, 1 as depth from pages where note_id = ? and parent_id is null
+       union all
+       select p.id, tree.sort_key || array[p.position, p.id], tree.depth + 1
+         from pages p join tree on p.parent_id = tree.id where tree.depth < 1000
+     )
+     select id from tree order by sort_key ${descending ? 'desc' : 'asc'}`,
+    [noteId],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The ids of a note's pages in a flat order (one column, or the children of one parent by position), with each
+ * page's text in bytes as stored (octet_length reads a value's size without reading the value), for cutting the
+ * list into pages of results (pages.handlers.ts). The tree order of all pages is `allPageIdsInTreeOrder`. Only ids
+ * and sizes are read here; the caller loads the few pages it presents.
+ */
+export async function pageIdsInOrder(em: EntityManager, noteId: number, parent: 'all' | 'root' | number, order: TreeOrder): Promise<{ id: number; bytes: number }[]> {
+  const direction = order.descending ? 'desc' : 'asc';
+  const filter = parent === 'all' ? '' : parent === 'root' ? 'and parent_id is null' : 'and parent_id = ?';
+  const params: unknown[] = [noteId];
+  if (typeof parent === 'number') params.push(parent);
+  const rows = await em.execute<{ id: number; bytes: string | number }[]>(
+    `select id, octet_length(content) as bytes from pages where note_id = ? ${filter} order by ${order.column} ${direction}, id ${direction}`,
+    params,
+  );
+  return rows.map((row) => ({ id: row.id, bytes: Number(row.bytes) }));
+}
+
+/**
+ * In a fork: the pages of the subtree that came from the original (still there), remembered with their base (fork_deletions), so
+ * a request can propose their deletion after the pages and their versions are gone.
+ */
+export async function rememberForkDeletions(tx: EntityManager, actorId: number, pageId: number): Promise<void> {
+  await tx.execute(
+    `insert into fork_deletions (note_id, upstream_page_id, base_version_id, title, user_id, created_at)
+     with recursive subtree (id) as (
+       select ?::int union all select p.id from pages p join subtree on p.parent_id = subtree.id)
+     select p.note_id, p.upstream_page_id, p.base_version_id, p.title, ?, ? from pages p join subtree on subtree.id = p.id
+      where p.origin_page_id is not null
+     on conflict (note_id, upstream_page_id) do update
+       set base_version_id = excluded.base_version_id, title = excluded.title, user_id = excluded.user_id, created_at = excluded.created_at`,
+    [pageId, actorId, currentTime()],
+  );
+}
+
+/** Deletes a page's row (foreign keys cascade to its subtree, versions and comments). */
+export async function deletePageRow(tx: EntityManager, pageId: number): Promise<void> {
+  await tx.execute('delete from pages where id = ?', [pageId]);
+}
+
+/** The note keeps a cover while it has pages: its first top-level page, when its cover went. */
+export async function keepACover(tx: EntityManager, noteId: number): Promise<void> {
+  await tx.execute(
+    `update notes set cover_page_id = (
+       select id from pages where note_id = notes.id and parent_id is null order by position, id limit 1)
+     where id = ? and cover_page_id is null`,
+    [noteId],
+  );
+}
+
+// ---- the view of one page
+
+export type HeadingRow = { id: number; title: string; created_at: string; updated_at: string };
+export type PageViewRow = {
+  titles: string[];
+  parent: HeadingRow | null;
+  children: HeadingRow[];
+  original: Record<string, unknown> | null;
+  original_team: Record<string, unknown> | null;
+  pullable: boolean;
+};
+
+/** A relative's heading (what a summary shows), never its content: a page with many large children stays small. */
+const headingColumns = (alias: string) =>
+  `json_build_object('id', ${alias}.id, 'title', ${alias}.title, 'created_at', ${alias}.created_at, 'updated_at', ${alias}.updated_at)`;
+
+function pageViewStatement(em: EntityManager): string {
+  return `with recursive up as (
+       select id, parent_id, title, 0 as level from pages where id = $1
+       union all
+       select p.id, p.parent_id, p.title, up.level + 1 from pages p join up on p.id = up.parent_id where up.level < 1000
+     )
+     select
+       (select json_agg(title order by level desc) from up) as "titles",
+       (select ${headingColumns('pp')} from pages pp where pp.id = (select parent_id from pages where id = $1)) as "parent",
+       (select coalesce(json_agg(${headingColumns('c')} order by c.position, c.id), '[]'::json)
+          from pages c where c.parent_id = $1) as "children",
+       case when o.id is null then null else ${jsonColumns(em, Note, 'o')} end as "original",
+       case when ot.id is null then null else ${jsonColumns(em, Team, 'ot')} end as "original_team",
+       o.id is not null and ${originalChangedSql('fork', 'o.id')} as "pullable"
+     from (select 1) one
+     left join notes fork on fork.id = $2
+     left join notes o on o.id = $3
+     left join teams ot on ot.id = o.team_id`;
+}
+
+/** Everything one page's view needs beside the page and its note, in one prepared statement. */
+export async function pageViewRow(em: EntityManager, pageId: number, noteId: number, originalId: number | null): Promise<PageViewRow> {
+  const [row] = await preparedQuery<PageViewRow>(em, 'page_view', pageViewStatement(em), [pageId, noteId, originalId]);
+  return row!;
+}
+
+// ---- texts and versions
 
 /**
  * The stored size of each version of a page (content and diff, in bytes), newest first: what a page of the history

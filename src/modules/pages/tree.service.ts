@@ -3,17 +3,16 @@
 // pass), so tree changes of one note queue and each checks its ancestry against the tree as it really is.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
-import { currentTime } from '../../db/timestamps.ts';
 import { conflict, unprocessable, type DomainError } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
-import { ancestries, subtreeHeight } from './tree.ts';
+import { ancestries, deletePageRow, keepACover, lockNoteRow, nextPosition, rememberForkDeletions, subtreeHeight } from './pages.repository.ts';
 import { recordVersion } from './versions.writer.ts';
 
-/** Locks the note's tree for the rest of the transaction. */
+/** Locks the note's tree for the rest of the transaction: tree changes of one note queue on it. */
 export async function lockTree(em: EntityManager, noteId: number): Promise<void> {
-  await em.execute('select id from notes where id = ? for no key update', [noteId]);
+  await lockNoteRow(em, noteId);
 }
 
 function tooDeep(limits: Limits): DomainError {
@@ -29,14 +28,6 @@ async function lineageOf(em: EntityManager, noteId: number, parentId: number): P
   const lineage = (await ancestries(em, [parentId], noteId)).get(parentId);
   if (!lineage) throw parentNotFound();
   return lineage.ids;
-}
-
-async function nextPosition(em: EntityManager, noteId: number, parentId: number | null): Promise<number> {
-  const rows = await em.execute<{ next: number }[]>(
-    `select coalesce(max(position), 0) + 1 as next from pages where note_id = ? and parent_id ${parentId === null ? 'is null' : '= ?'}`,
-    parentId === null ? [noteId] : [noteId, parentId],
-  );
-  return Number(rows[0]?.next ?? 1);
 }
 
 export type NewPage = { title: string; content: string; parent?: number | null | undefined };
@@ -92,23 +83,6 @@ export async function moveLooksValid(em: EntityManager, page: Page, parentId: nu
   return lineage !== undefined && !lineage.ids.includes(page.id);
 }
 
-/**
- * In a fork: the pages of the subtree that came from the original (still there), remembered with their base (fork_deletions), so
- * a request can propose their deletion after the pages and their versions are gone.
- */
-async function rememberForkDeletions(tx: EntityManager, actor: Actor, pageId: number): Promise<void> {
-  await tx.execute(
-    `insert into fork_deletions (note_id, upstream_page_id, base_version_id, title, user_id, created_at)
-     with recursive subtree (id) as (
-       select ?::int union all select p.id from pages p join subtree on p.parent_id = subtree.id)
-     select p.note_id, p.upstream_page_id, p.base_version_id, p.title, ?, ? from pages p join subtree on subtree.id = p.id
-      where p.origin_page_id is not null
-     on conflict (note_id, upstream_page_id) do update
-       set base_version_id = excluded.base_version_id, title = excluded.title, user_id = excluded.user_id, created_at = excluded.created_at`,
-    [pageId, actor.id, currentTime()],
-  );
-}
-
 /** Deletes the page and its subtree (foreign keys cascade to versions and comments); the cover moves on if it went. */
 export async function deletePage(em: EntityManager, actor: Actor, note: Note, page: Page): Promise<void> {
   await em.transactional(async (tx) => {
@@ -121,13 +95,7 @@ export async function deletePage(em: EntityManager, actor: Actor, note: Note, pa
 export async function removePage(tx: EntityManager, actor: Actor, note: Note, page: Page): Promise<void> {
   await recordEvent(tx, { type: 'page.deleted', actor, note, page });
   await tx.flush();
-  if (note.forkedFrom) await rememberForkDeletions(tx, actor, page.id);
-  await tx.execute('delete from pages where id = ?', [page.id]);
-  // the note keeps a cover while it has pages: its first top-level page
-  await tx.execute(
-    `update notes set cover_page_id = (
-       select id from pages where note_id = notes.id and parent_id is null order by position, id limit 1)
-     where id = ? and cover_page_id is null`,
-    [note.id],
-  );
+  if (note.forkedFrom) await rememberForkDeletions(tx, actor.id, page.id);
+  await deletePageRow(tx, page.id);
+  await keepACover(tx, note.id);
 }
