@@ -3,10 +3,23 @@
 // batch of changes touched, after they commit; `reindex` rebuilds the whole index with the same code, in one
 // transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  analyzeDocuments,
+  buildTokensIndex,
+  emptyIndexForRebuild,
+  indexEmptyWithNotes,
+  pageIdsOfNotes,
+  sourceRowsAfter,
+  sourceRowsByIds,
+  upsertDocuments,
+  type DocumentKind,
+  type DocumentRow,
+  type SourceRow,
+} from './search.repository.ts';
 import { forgetTokenStats } from './search.stats.ts';
 import { htmlToText, indexTokens, normalize } from './text.ts';
 
-export type DocumentKind = 'note' | 'page' | 'issue' | 'comment';
+export type { DocumentKind };
 
 /** One searchable object: its plain text (markup already removed). */
 export type SearchDocument = { kind: DocumentKind; objectId: number; noteId: number; title: string; body: string };
@@ -27,13 +40,12 @@ export const commentDocument = (comment: { id: number; body: string }, noteId: n
   ({ kind: 'comment', objectId: comment.id, noteId, title: '', body: htmlToText(comment.body) });
 
 /**
- * Writes (or replaces) the documents, on the caller's entity manager (inside its transaction, where it has one). The
- * values go into the statement's text one by one (the ORM writes every value into the SQL text): a 1 MiB page's body,
- * normalized body and tokens are each copied once into the statement, not wrapped in JSON that is then escaped again.
+ * Writes (or replaces) the documents, on the caller's entity manager (inside its transaction, where it has one), in
+ * one statement.
  */
 export async function writeDocuments(em: EntityManager, documents: readonly SearchDocument[]): Promise<void> {
   if (documents.length === 0) return;
-  const values: unknown[] = [];
+  const rows: DocumentRow[] = [];
   for (const document of documents) {
     // well-formed: a lone surrogate (which UTF-8 cannot carry) becomes U+FFFD, as it does when stored
     const title = document.title.toWellFormed();
@@ -41,20 +53,9 @@ export async function writeDocuments(em: EntityManager, documents: readonly Sear
     const normTitle = normalize(title);
     const normBody = normalize(body);
     const tokens = indexTokens(normTitle === '' ? normBody : `${normTitle} ${normBody}`);
-    values.push(document.kind, document.objectId, document.noteId, title, body, normTitle, normBody, `{${tokens.join(',')}}`);
+    rows.push({ kind: document.kind, objectId: document.objectId, noteId: document.noteId, title, body, normTitle, normBody, tokens });
   }
-  const rows = documents.map(() => '(?::text, ?::int, ?::int, ?::text, ?::text, ?::text, ?::text, ?::int[])').join(', ');
-  await em.execute(
-    `insert into search_documents (kind, object_id, note_id, page_id, issue_id, comment_id, title, body, norm_title, norm_body, tokens)
-     select r.k, r.o, r.n,
-            case when r.k = 'page' then r.o end, case when r.k = 'issue' then r.o end, case when r.k = 'comment' then r.o end,
-            r.t, r.b, r.nt, r.nb, r.x
-       from (values ${rows}) as r(k, o, n, t, b, nt, nb, x)
-     on conflict (kind, object_id) do update
-       set note_id = excluded.note_id, title = excluded.title, body = excluded.body,
-           norm_title = excluded.norm_title, norm_body = excluded.norm_body, tokens = excluded.tokens`,
-    values,
-  );
+  await upsertDocuments(em, rows);
 }
 
 /**
@@ -73,39 +74,18 @@ export async function* documentsOf(
   wanted: Record<DocumentKind, ReadonlySet<number>> & { pagesOfNotes: ReadonlySet<number> },
 ): AsyncGenerator<SearchDocument[]> {
   const pages = new Set(wanted.page);
-  if (wanted.pagesOfNotes.size > 0) {
-    const rows = await em.execute<{ id: number }[]>('select id from pages where note_id = any(?::int[])', [`{${[...wanted.pagesOfNotes].join(',')}}`]);
-    for (const row of rows) pages.add(row.id);
-  }
+  if (wanted.pagesOfNotes.size > 0) for (const id of await pageIdsOfNotes(em, wanted.pagesOfNotes)) pages.add(id);
   for (const kind of ['note', 'page', 'issue', 'comment'] as const) {
     const ids = [...(kind === 'page' ? pages : wanted[kind])].sort((a, b) => a - b);
     for (let start = 0; start < ids.length; start += GROUP[kind]) {
-      const rows = await em.execute<SourceRow[]>(sourceByIdsQuery(kind), [`{${ids.slice(start, start + GROUP[kind]).join(',')}}`]);
+      const rows = await sourceRowsByIds(em, kind, ids.slice(start, start + GROUP[kind]));
       if (rows.length > 0) yield rows.map(documentOf[kind]);
     }
   }
 }
 
-/** The GIN index as migration 0008 creates it. */
-const GIN_INDEX = 'create index search_documents_tokens_index on search_documents using gin (tokens)';
-
 /** How many source rows are read and written per statement while rebuilding. */
 const BATCH = 1000;
-
-type SourceRow = { id: number; note_id: number; title: string; text: string };
-
-/** What a document of each kind is made from: its source row's columns and table. */
-const SOURCE: Record<DocumentKind, string> = {
-  note: 'select id, id as note_id, title, description as text from notes',
-  page: 'select id, note_id, title, content as text from pages',
-  issue: 'select id, note_id, title, description as text from issues',
-  comment: `select id, note_id, '' as title, body as text from comments`,
-};
-
-/** The rows of one kind after `afterId`, in id order (keyset pagination). */
-const sourceQuery = (kind: DocumentKind) => `${SOURCE[kind]} where id > ? order by id limit ?`;
-/** The rows of one kind with the given ids. */
-const sourceByIdsQuery = (kind: DocumentKind) => `${SOURCE[kind]} where id = any(?::int[])`;
 
 const documentOf: Record<DocumentKind, (row: SourceRow) => SearchDocument> = {
   note: (row) => noteDocument({ id: row.id, title: row.title, description: row.text }),
@@ -125,12 +105,10 @@ export async function reindex(em: EntityManager, onProgress?: (kind: DocumentKin
   const started = performance.now();
   const documents: Record<DocumentKind, number> = { note: 0, page: 0, issue: 0, comment: 0 };
   await em.transactional(async (tx) => {
-    await tx.execute('lock table search_documents in access exclusive mode');
-    await tx.execute('drop index search_documents_tokens_index');
-    await tx.execute('truncate search_documents');
+    await emptyIndexForRebuild(tx);
     for (const kind of ['note', 'page', 'issue', 'comment'] as const) {
       for (let afterId = 0; ; ) {
-        const rows = await tx.execute<SourceRow[]>(sourceQuery(kind), [afterId, BATCH]);
+        const rows = await sourceRowsAfter(tx, kind, afterId, BATCH);
         if (rows.length === 0) break;
         await writeDocuments(tx, rows.map(documentOf[kind]));
         documents[kind] += rows.length;
@@ -138,11 +116,9 @@ export async function reindex(em: EntityManager, onProgress?: (kind: DocumentKin
         onProgress?.(kind, documents[kind]);
       }
     }
-    // the GIN build sorts in maintenance_work_mem: more than the embedded database's 16 MB default, for this once
-    await tx.execute(`set local maintenance_work_mem = '64MB'`);
-    await tx.execute(GIN_INDEX);
+    await buildTokensIndex(tx);
   });
-  await em.execute('analyze search_documents');
+  await analyzeDocuments(em);
   forgetTokenStats(em);
   return { documents, milliseconds: performance.now() - started };
 }
@@ -152,8 +128,5 @@ export async function reindex(em: EntityManager, onProgress?: (kind: DocumentKin
  * index emptied by hand) is rebuilt. Returns the report, or undefined when nothing had to be done (one cheap query).
  */
 export async function reindexIfEmpty(em: EntityManager): Promise<ReindexReport | undefined> {
-  const [state] = await em.execute<{ empty: boolean }[]>(
-    'select not exists (select 1 from search_documents) and exists (select 1 from notes) as empty',
-  );
-  return state?.empty ? reindex(em) : undefined;
+  return (await indexEmptyWithNotes(em)) ? reindex(em) : undefined;
 }

@@ -7,15 +7,15 @@
 // them all), `many` (more: walk the notes in order), `count` (not settled: the statement counts, up to the bound).
 // A stale or missing answer costs time, not correctness.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedQuery } from '../../db/rows.ts';
 import type { Logger } from '../../http/logger.ts';
+import { readTokenStats, STATS_STATEMENT_MARK } from './search.repository.ts';
+
+export { STATS_STATEMENT_MARK };
 
 export type Candidates = 'few' | 'many' | 'count';
 
 /** How long statistics are used before they are read again (in the background; the old ones serve meanwhile). */
 export const STATS_LIFETIME_MS = 60_000;
-/** Marks the statement that reads them (the tests' statement counts leave it out: when it runs depends on the clock). */
-export const STATS_STATEMENT_MARK = '/* search statistics */';
 
 type TokenStats = {
   /** Documents in the table (its planner estimate). */
@@ -32,17 +32,7 @@ type Entry = { stats: TokenStats | undefined; loadedAt: number; loading: Promise
 const entries = new WeakMap<object, Entry>();
 
 async function readStats(em: EntityManager): Promise<TokenStats | undefined> {
-  const rows = await preparedQuery<{ documents: number; elems: number[] | null; freqs: number[] | null }>(
-    em,
-    'search_statistics',
-    `${STATS_STATEMENT_MARK} select c.reltuples::float8 as documents, s.most_common_elems::text::int[] as elems,
-            s.most_common_elem_freqs::float8[] as freqs
-       from pg_class c
-       left join pg_stats s on s.schemaname = current_schema() and s.tablename = 'search_documents' and s.attname = 'tokens'
-      where c.oid = 'search_documents'::regclass`,
-    [],
-  );
-  const row = rows[0];
+  const row = await readTokenStats(em);
   if (!row || !row.elems || !row.freqs || row.elems.length === 0 || !(row.documents > 0)) return undefined;
   // the shares of the elements, then three more numbers (least share, greatest share, null share)
   const shares = new Map<number, number>();
