@@ -1,17 +1,16 @@
 // What presenting pages needs, in a fixed number of queries whatever the depth of the tree and the number of pages:
-// the note (presented once), every page's ancestry (one recursive query), their children and their parents.
+// the note (presented once), and for every page its ancestry, parent and children in one statement
+// (pages.repository.ts, pageViewRows): the same statement and the same placing (page-view.loader.ts) as one page's view.
 import type { Reader } from '../../cache/memory.ts';
 import type { Note as NoteBody } from '../../../generated/client/types.gen.ts';
 import { shared } from '../../http/json.ts';
-
 import type { Note } from '../notes/note.entity.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteView } from '../notes/notes.loader.ts';
-import { Page } from './page.entity.ts';
+import type { Page } from './page.entity.ts';
 import type { PageView } from './page.presenter.ts';
-import { loadOnePageView } from './page-view.loader.ts';
-import { ancestries } from './pages.repository.ts';
-import { joinPath } from './tree.ts';
+import { loadOnePageView, placed } from './page-view.loader.ts';
+import { pageViewRows } from './pages.repository.ts';
 
 export async function loadPageViews(reader: Reader, note: Note, pages: readonly Page[]): Promise<PageView[]> {
   if (pages.length === 0) return [];
@@ -31,30 +30,10 @@ export async function pageViewsWith(
 ): Promise<Map<number, PageView>> {
   const views = new Map<number, PageView>();
   if (pages.length === 0) return views;
-  const { em } = reader;
-  const ids = pages.map((page) => page.id);
-  const lineage = await ancestries(em, ids);
-  const parentIds = [...new Set(pages.flatMap((page) => (page.parent ? [page.parent.id] : [])))];
-  // relatives are shown as summaries: loaded without their content
-  const fields = ['id', 'title', 'createdAt', 'updatedAt', 'parent'] as const;
-  const children = await em.find(Page, { parent: { $in: ids } }, { fields, orderBy: [{ position: 'asc' }, { id: 'asc' }] });
-  const parents = parentIds.length === 0 ? [] : await em.find(Page, { id: { $in: parentIds } }, { fields });
-  const parentsById = new Map(parents.map((parent) => [parent.id, parent]));
+  const rows = await pageViewRows(reader.em, pages.map((page) => page.id), null, null);
   for (const page of pages) {
     const presented = noteOf(page);
-    if (!presented) continue;
-    const titles = lineage.get(page.id)?.titles ?? [page.title];
-    const parent = page.parent ? parentsById.get(page.parent.id) : undefined;
-    views.set(page.id, {
-      page,
-      path: joinPath(titles),
-      note: presented.note,
-      coverPageId: presented.coverPageId,
-      parent: parent ? { page: parent, path: joinPath(titles.slice(0, -1)) } : undefined,
-      children: children
-        .filter((child) => child.parent?.id === page.id)
-        .map((child) => ({ page: child, path: joinPath([...titles, child.title]) })),
-    });
+    if (presented) views.set(page.id, { page, note: presented.note, coverPageId: presented.coverPageId, ...placed(page, rows.get(page.id)) });
   }
   return views;
 }

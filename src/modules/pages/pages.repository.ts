@@ -141,10 +141,11 @@ export async function keepACover(tx: EntityManager, noteId: number): Promise<voi
   );
 }
 
-// ---- the view of one page
+// ---- the views of pages
 
 export type HeadingRow = { id: number; title: string; created_at: string; updated_at: string };
 export type PageViewRow = {
+  page_id: number;
   titles: string[];
   parent: HeadingRow | null;
   children: HeadingRow[];
@@ -157,30 +158,37 @@ export type PageViewRow = {
 const headingColumns = (alias: string) =>
   `json_build_object('id', ${alias}.id, 'title', ${alias}.title, 'created_at', ${alias}.created_at, 'updated_at', ${alias}.updated_at)`;
 
-function pageViewStatement(em: EntityManager): string {
-  return `with recursive up as (
-       select id, parent_id, title, 0 as level from pages where id = $1
-       union all
-       select p.id, p.parent_id, p.title, up.level + 1 from pages p join up on p.id = up.parent_id where up.level < 1000
-     )
-     select
-       (select json_agg(title order by level desc) from up) as "titles",
-       (select ${headingColumns('pp')} from pages pp where pp.id = (select parent_id from pages where id = $1)) as "parent",
+function pageViewsStatement(em: EntityManager): string {
+  return `select
+       v.id as "page_id",
+       (with recursive up as (
+          select id, parent_id, title, 0 as level from pages where id = v.id
+          union all
+          select p.id, p.parent_id, p.title, up.level + 1 from pages p join up on p.id = up.parent_id where up.level < 1000
+        )
+        select json_agg(title order by level desc) from up) as "titles",
+       (select ${headingColumns('pp')} from pages pp where pp.id = v.parent_id) as "parent",
        (select coalesce(json_agg(${headingColumns('c')} order by c.position, c.id), '[]'::json)
-          from pages c where c.parent_id = $1) as "children",
+          from pages c where c.parent_id = v.id) as "children",
        case when o.id is null then null else ${jsonColumns(em, Note, 'o')} end as "original",
        case when ot.id is null then null else ${jsonColumns(em, Team, 'ot')} end as "original_team",
        o.id is not null and ${originalChangedSql('fork', 'o.id')} as "pullable"
-     from (select 1) one
+     from pages v
      left join notes fork on fork.id = $2
      left join notes o on o.id = $3
-     left join teams ot on ot.id = o.team_id`;
+     left join teams ot on ot.id = o.team_id
+     where v.id = any($1::int[])`;
 }
 
-/** Everything one page's view needs beside the page and its note, in one prepared statement. */
-export async function pageViewRow(em: EntityManager, pageId: number, noteId: number, originalId: number | null): Promise<PageViewRow> {
-  const [row] = await preparedQuery<PageViewRow>(em, 'page_view', pageViewStatement(em), [pageId, noteId, originalId]);
-  return row!;
+/**
+ * What the views of these pages need beside the pages themselves, in one prepared statement whatever their number
+ * and depth: each page's ancestry (titles from the root), parent and children (headings only); with `noteId` and
+ * `originalId` (a fork's, for one note's pages), the original note, its team and whether the fork can pull.
+ */
+export async function pageViewRows(em: EntityManager, pageIds: readonly number[], noteId: number | null, originalId: number | null): Promise<Map<number, PageViewRow>> {
+  if (pageIds.length === 0) return new Map();
+  const rows = await preparedQuery<PageViewRow>(em, 'page_views', pageViewsStatement(em), [intArray(pageIds), noteId, originalId]);
+  return new Map(rows.map((row) => [row.page_id, row]));
 }
 
 // ---- texts and versions
