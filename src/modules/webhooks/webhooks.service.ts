@@ -10,6 +10,7 @@ import type { User } from '../users/user.entity.ts';
 import { checkWebhookHost, parseWebhookUrl, WebhookUrlError } from './address-guard.ts';
 import { isWebhookEvent } from './webhook-events.ts';
 import { Webhook, WebhookDelivery } from './webhook.entity.ts';
+import { deleteOutboxOfWebhook, deleteTeamWebhook, lockTeamRow } from './webhooks.repository.ts';
 
 export const WEBHOOKS_PER_TEAM = 20;
 
@@ -60,8 +61,7 @@ export async function createWebhook(em: EntityManager, creator: User, team: Team
   const url = await checkedUrl(fields.url, allowPrivate);
   const secret = fields.secret ?? newSecret();
   const webhook = await em.transactional(async (tx) => {
-    // the team's row, locked: two registrations at once cannot both pass the limit
-    await tx.execute('select id from teams where id = ? for update', [team.id]);
+    await lockTeamRow(tx, team.id);
     if ((await tx.count(Webhook, { team: team.id })) >= WEBHOOKS_PER_TEAM) {
       throw conflict('already_exists', `a team may have at most ${WEBHOOKS_PER_TEAM} webhooks; delete one first`);
     }
@@ -86,7 +86,7 @@ export async function updateWebhook(em: EntityManager, team: Team, id: number, f
       Object.assign(row, { active: true, disabledReason: null, consecutiveFailures: 0 });
     } else if (changes.active === false && row.active) {
       Object.assign(row, { active: false, disabledReason: null });
-      await tx.execute('delete from webhook_outbox where webhook_id = ?', [row.id]);
+      await deleteOutboxOfWebhook(tx, row.id);
     }
     return row;
   });
@@ -94,8 +94,7 @@ export async function updateWebhook(em: EntityManager, team: Team, id: number, f
 }
 
 export async function deleteWebhook(em: EntityManager, team: Team, id: number): Promise<void> {
-  const rows = await em.execute<{ id: number }[]>('delete from webhooks where id = ? and team_id = ? returning id', [id, team.id]);
-  if (rows.length === 0) throw notFound('webhook');
+  if (!(await deleteTeamWebhook(em, team.id, id))) throw notFound('webhook');
 }
 
 export async function findDeliveries(em: EntityManager, team: Team, id: number, page: Pagination) {

@@ -13,13 +13,22 @@ import type { Orm } from '../../db/database.ts';
 import type { WebhookSettings } from '../../config.ts';
 import type { Logger } from '../../http/logger.ts';
 import { send, type Attempt } from './delivery.ts';
+import {
+  claimDueMessages,
+  countFailure,
+  deleteOutboxMessage,
+  deleteOutboxOfWebhook,
+  insertDelivery,
+  pruneDeliveries,
+  rescheduleOutboxMessage,
+  resetFailures,
+  type ClaimedMessage,
+} from './webhooks.repository.ts';
 
 const BATCH = 10;
 const LEASE_MARGIN_MS = 60_000;
 const KEEP_DELIVERIES_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
-
-type Claimed = { id: string | number; webhook_id: number; message_id: string; event_type: string; payload: string; attempts: number; url: string; secret: string };
 
 /** The wait before the next attempt after `attempt` failed: base x 2^(attempt-1), capped, times 0.75-1.25. */
 export function backoff(attempt: number, settings: Pick<WebhookSettings, 'retryBaseMs' | 'retryMaxMs'>): number {
@@ -74,17 +83,9 @@ export class WebhookWorker {
     const now = Date.now();
     if (now - this.lastPrune > PRUNE_EVERY_MS) {
       this.lastPrune = now;
-      await this.orm.em.fork().execute('delete from webhook_deliveries where created_at < ?', [new Date(now - KEEP_DELIVERIES_MS)]);
+      await pruneDeliveries(this.orm.em.fork(), new Date(now - KEEP_DELIVERIES_MS));
     }
-    const claimed = await this.orm.em.fork().execute<Claimed[]>(
-      `with due as (
-         select id from webhook_outbox where next_attempt_at <= ? order by next_attempt_at, id limit ? for update skip locked)
-       update webhook_outbox o set attempts = o.attempts + 1, next_attempt_at = ?
-         from due, webhooks w
-        where o.id = due.id and w.id = o.webhook_id
-       returning o.id, o.webhook_id, o.message_id, o.event_type, o.payload, o.attempts, w.url, w.secret`,
-      [new Date(now), BATCH, new Date(now + this.settings.timeoutMs + LEASE_MARGIN_MS)],
-    );
+    const claimed = await claimDueMessages(this.orm.em.fork(), new Date(now), BATCH, new Date(now + this.settings.timeoutMs + LEASE_MARGIN_MS));
     await Promise.all(claimed.map(async (message) => {
       const attempt = await send(message.url, message.secret, message.message_id, message.payload, this.settings);
       await this.record(message, attempt);
@@ -92,7 +93,7 @@ export class WebhookWorker {
     return claimed.length;
   }
 
-  private async record(message: Claimed, attempt: Attempt): Promise<void> {
+  private async record(message: ClaimedMessage, attempt: Attempt): Promise<void> {
     const final = attempt.succeeded || message.attempts >= this.settings.maxAttempts;
     const nextAttemptAt = final ? null : new Date(Date.now() + backoff(message.attempts, this.settings));
     // the webhook's row first, then the message's: every transaction here takes them in that order (two workers
@@ -101,28 +102,29 @@ export class WebhookWorker {
     await this.orm.em.fork().transactional(async (tx) => {
       let disabled = false;
       if (attempt.succeeded) {
-        await tx.execute('update webhooks set consecutive_failures = 0 where id = ? and consecutive_failures <> 0', [message.webhook_id]);
+        await resetFailures(tx, message.webhook_id);
       } else {
-        const [webhook] = await tx.execute<{ disabled: boolean }[]>(
-          `update webhooks set consecutive_failures = consecutive_failures + 1,
-             active = active and consecutive_failures + 1 < ?,
-             disabled_reason = case when active and consecutive_failures + 1 >= ? then ? else disabled_reason end
-           where id = ? returning (disabled_reason is not null and not active) as disabled`,
-          [this.settings.disableAfter, this.settings.disableAfter, `disabled after ${this.settings.disableAfter} failed delivery attempts in a row (last: ${attempt.error ?? 'failed'})`, message.webhook_id],
-        );
-        disabled = webhook?.disabled === true;
+        const reason = `disabled after ${this.settings.disableAfter} failed delivery attempts in a row (last: ${attempt.error ?? 'failed'})`;
+        disabled = await countFailure(tx, message.webhook_id, this.settings.disableAfter, reason);
       }
-      await tx.execute(
-        `insert into webhook_deliveries (webhook_id, message_id, event_type, attempt, succeeded, status_code, error, duration_ms, next_attempt_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [message.webhook_id, message.message_id, message.event_type, message.attempts, attempt.succeeded, attempt.statusCode, attempt.error?.slice(0, 1000) ?? null, attempt.durationMs, nextAttemptAt, new Date()],
-      );
+      await insertDelivery(tx, {
+        webhookId: message.webhook_id,
+        messageId: message.message_id,
+        eventType: message.event_type,
+        attempt: message.attempts,
+        succeeded: attempt.succeeded,
+        statusCode: attempt.statusCode,
+        error: attempt.error?.slice(0, 1000) ?? null,
+        durationMs: attempt.durationMs,
+        nextAttemptAt,
+        createdAt: new Date(),
+      });
       if (disabled) {
         // nothing more is sent to it: its undelivered messages go (this one with them)
-        await tx.execute('delete from webhook_outbox where webhook_id = ?', [message.webhook_id]);
+        await deleteOutboxOfWebhook(tx, message.webhook_id);
         this.logger.warn({ webhook: message.webhook_id, failures: this.settings.disableAfter }, 'webhook disabled after repeated failures');
-      } else if (final) await tx.execute('delete from webhook_outbox where id = ?', [message.id]);
-      else await tx.execute('update webhook_outbox set next_attempt_at = ? where id = ?', [nextAttemptAt, message.id]);
+      } else if (final) await deleteOutboxMessage(tx, message.id);
+      else await rescheduleOutboxMessage(tx, message.id, nextAttemptAt!); // not final: a next attempt is due
     });
   }
 }
