@@ -61,7 +61,6 @@ export const attachmentOperations = {
   }),
 
   createAttachment: defineOperation('createAttachment', { scope: 'note', action: 'note.edit' }, async (_input, scope, context) => {
-    authorize(scope, 'note.edit');
     const storage = storageFor(context.config);
     const file = await receiveUpload(context.request, { tempDir: storage.tempDir, limit: context.config.limits.attachmentBytes });
     const contentType = await sniffType(file.head);

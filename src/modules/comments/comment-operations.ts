@@ -51,7 +51,6 @@ export async function listCommentsOn(
 
 /** A new comment on `target` by the caller, presented from what was written (no read-back). */
 export async function commentOn(context: HandlerContext, scope: Scope, target: CommentedObject, input: NewComment, presentTarget: PresentTarget): Promise<CommentBody> {
-  authorize(scope, 'note.comment', scope.note);
   const { comment, mentioned } = await createComment(context.em, actorOf(scope.caller), scope.note, target, input);
   return presentComment({ comment, author: scope.caller.user, mentions: mentioned, caller: callerOf(scope), target: await presentTarget() }, context.urls);
 }

@@ -43,7 +43,6 @@ async function answerIssue(context: HandlerContext, note: Note, index: number) {
 
 async function update(context: HandlerContext, scope: NoteScope, index: number, fields: IssueUpdateInput['issue']) {
   const issue = await requireIssueInNote(context.em, scope.note.id, index);
-  authorize(scope, 'note.edit');
   await updateIssue(context.em, actorOf(scope.caller), scope.note, issue, fields);
   return answerIssue(context, scope.note, index);
 }
@@ -65,7 +64,6 @@ export const issueOperations = {
   getIssue: defineOperation('getIssue', { scope: 'note', action: 'note.read' }, async ({ path }, scope, context) => answerIssue(context, scope.note, path.index)),
 
   createIssue: defineOperation('createIssue', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
-    authorize(scope, 'note.edit');
     const issue = await createIssue(context.em, actorOf(scope.caller), scope.note, body.issue);
     return answerIssue(context, scope.note, issue.index);
   }),
@@ -85,7 +83,6 @@ export const issueOperations = {
   /** An empty list (no `tags`, a bare `tags[]`) changes nothing and answers the issue. */
   addIssueTags: defineOperation('addIssueTags', { scope: 'note', action: 'note.edit' }, async ({ path, body }, scope, context) => {
     const issue = await requireIssueInNote(context.em, scope.note.id, path.index);
-    authorize(scope, 'note.edit');
     await addIssueTags(context.em, actorOf(scope.caller), scope.note, issue, body?.tags ?? []);
     return answerIssue(context, scope.note, path.index);
   }),

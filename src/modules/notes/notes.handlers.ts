@@ -39,7 +39,6 @@ type NoteBodyFields = { title: string; team: string; description?: string | null
 
 /** A different `team` moves the note: that takes a manager of its team and a manager of the target. */
 async function update(context: HandlerContext, scope: NoteScope, fields: NoteBodyFields) {
-  authorize(scope, 'note.edit');
   let target = scope.team;
   if (foldCase(fields.team) !== foldCase(scope.team.name)) {
     const targetScope = await bodyTeam(context, scope.caller, fields.team);
@@ -87,7 +86,6 @@ export const noteOperations = {
   updateNoteViaPatch: defineOperation('updateNoteViaPatch', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => update(context, scope, body.note)),
 
   deleteNote: defineOperation('deleteNote', { scope: 'note', action: 'note.manage' }, async (_input, scope, context) => {
-    authorize(scope, 'note.manage');
     await deleteNote(context.em, actorOf(scope.caller), scope.note);
     return noContent;
   }),

@@ -4,7 +4,7 @@ import { notFound } from '../errors.ts';
 import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
 import { answerWith, type Answer } from '../../http/answer.ts';
 import { pageCaching } from '../../cache/caching.ts';
-import { authorize, type PageScope } from '../access/scope.ts';
+import type { PageScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
@@ -34,7 +34,6 @@ export async function answerPage(context: HandlerContext, note: Note, page: Page
 }
 
 async function update(context: HandlerContext, scope: PageScope, changes: PageUpdateInput['page'], ifMatch: string | undefined) {
-  authorize(scope, 'note.edit');
   checkContentSize(changes.content, context.config.limits);
   const page = await updatePage(context.em, actorOf(scope.caller), scope.note, scope.page, changes, ifMatch, context.config.limits);
   return answerPage(context, scope.note, page);
@@ -73,7 +72,6 @@ export const pageOperations = {
     answerWith(presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls), { etag: pageEtag(scope.page) })),
 
   createPage: defineOperation('createPage', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
-    authorize(scope, 'note.edit');
     checkContentSize(body.page.content, context.config.limits);
     const page = await createPage(context.em, actorOf(scope.caller), scope.note, body.page, context.config.limits);
     return answerPage(context, scope.note, page);
@@ -86,7 +84,6 @@ export const pageOperations = {
 
   /** Deletes the page with its whole subtree. */
   deletePage: defineOperation('deletePage', { scope: 'page', action: 'note.edit' }, async (_input, scope, context) => {
-    authorize(scope, 'note.edit');
     await deletePage(context.em, actorOf(scope.caller), scope.note, scope.page);
     return noContent;
   }),

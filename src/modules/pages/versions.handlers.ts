@@ -5,7 +5,7 @@ import { defineOperation, readerOf, type HandlerContext } from '../../http/handl
 import { answerWith } from '../../http/answer.ts';
 import { shared } from '../../http/json.ts';
 import { budgetedPage, listPlace } from '../../http/pagination.ts';
-import { authorize, type PageScope } from '../access/scope.ts';
+import type { PageScope } from '../access/scope.ts';
 import { renderDiff } from './diff.ts';
 import { PageVersion } from './page.entity.ts';
 import { presentPageReference } from './page.presenter.ts';
@@ -75,7 +75,6 @@ export const versionOperations = {
 
   /** Makes the version's title and content current, as a new version. */
   restorePageVersion: defineOperation('restorePageVersion', { scope: 'page', action: 'note.edit' }, async ({ path }, scope, context) => {
-    authorize(scope, 'note.edit');
     const version = await versionByIndex(context, scope.page.id, path.index);
     const page = await restoreVersion(context.em, actorOf(scope.caller), scope.note, scope.page, version, context.config.limits);
     return answerPage(context, scope.note, page);

@@ -35,13 +35,11 @@ export const teamOperations = {
   }),
 
   getTeam: defineOperation('getTeam', { scope: 'team', action: 'team.read' }, async (_input, scope, context) => {
-    authorize(scope, 'team.read');
     return present(context, scope.team);
   }),
 
   /** The team's notes the caller may read: all of them for members, the ones that are not private for others. */
   listTeamNotes: defineOperation('listTeamNotes', { scope: 'team', action: 'team.read' }, async ({ query }, scope, context) => {
-    authorize(scope, 'team.read');
     const { items: notes, total, page } = await findBudgeted(
       context.em,
       Note,
@@ -60,23 +58,19 @@ export const teamOperations = {
   ),
 
   updateTeam: defineOperation('updateTeam', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
-    authorize(scope, 'team.manage');
     return present(context, await renameTeam(context.em, actorOf(scope.caller), scope.team, body.team.name));
   }),
   updateTeamViaPatch: defineOperation('updateTeamViaPatch', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
-    authorize(scope, 'team.manage');
     return present(context, await renameTeam(context.em, actorOf(scope.caller), scope.team, body.team.name));
   }),
 
   deleteTeam: defineOperation('deleteTeam', { scope: 'team', action: 'team.manage' }, async (_input, scope, context) => {
-    authorize(scope, 'team.manage');
     await deleteTeam(context.em, actorOf(scope.caller), scope.team);
     return noContent;
   }),
 
   /** Adds a user by username with a role, or changes the role of a user already in the team. */
   addTeamUser: defineOperation('addTeamUser', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
-    authorize(scope, 'team.manage');
     await setTeamUser(context.em, actorOf(scope.caller), scope.team, body.username, body.role ?? 'member');
     return present(context, scope.team);
   }),

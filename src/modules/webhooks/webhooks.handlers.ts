@@ -4,13 +4,11 @@
 import { defineOperation, noContent } from '../../http/handler.ts';
 import { answerWith } from '../../http/answer.ts';
 import { listPlace, pagination } from '../../http/pagination.ts';
-import { authorize } from '../access/scope.ts';
 import { presentDelivery, presentWebhook } from './webhook.presenter.ts';
 import { createWebhook, deleteWebhook, findDeliveries, findWebhook, findWebhooks, updateWebhook } from './webhooks.service.ts';
 
 export const webhookOperations = {
   listWebhooks: defineOperation('listWebhooks', { scope: 'team', action: 'team.manage' }, async ({ query }, scope, context) => {
-    authorize(scope, 'team.manage');
     const page = pagination(query);
     const { webhooks, total } = await findWebhooks(context.em, scope.team, page);
     const list = listPlace(page, total);
@@ -18,30 +16,25 @@ export const webhookOperations = {
   }),
 
   createWebhook: defineOperation('createWebhook', { scope: 'team', action: 'team.manage' }, async ({ body }, scope, context) => {
-    authorize(scope, 'team.manage');
     const { webhook, secret } = await createWebhook(context.em, scope.caller.user, scope.team, body.webhook, context.config.webhooks.allowPrivate);
     return presentWebhook(webhook, secret);
   }),
 
   getWebhook: defineOperation('getWebhook', { scope: 'team', action: 'team.manage' }, async ({ path }, scope, context) => {
-    authorize(scope, 'team.manage');
     return presentWebhook(await findWebhook(context.em, scope.team, path.id));
   }),
 
   updateWebhook: defineOperation('updateWebhook', { scope: 'team', action: 'team.manage' }, async ({ path, body }, scope, context) => {
-    authorize(scope, 'team.manage');
     const { webhook, secret } = await updateWebhook(context.em, scope.team, path.id, body.webhook, context.config.webhooks.allowPrivate);
     return presentWebhook(webhook, secret);
   }),
 
   deleteWebhook: defineOperation('deleteWebhook', { scope: 'team', action: 'team.manage' }, async ({ path }, scope, context) => {
-    authorize(scope, 'team.manage');
     await deleteWebhook(context.em, scope.team, path.id);
     return noContent;
   }),
 
   listWebhookDeliveries: defineOperation('listWebhookDeliveries', { scope: 'team', action: 'team.manage' }, async ({ path, query }, scope, context) => {
-    authorize(scope, 'team.manage');
     const page = pagination(query);
     const { deliveries, total } = await findDeliveries(context.em, scope.team, path.id, page);
     const list = listPlace(page, total);
