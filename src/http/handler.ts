@@ -6,7 +6,7 @@
 // body for a 200, `noContent` for a 204, a `StreamAnswer` for bytes. The wrapper turns that into the HTTP answer.
 import type { AnswerGate } from './answer-gate.ts';
 import type { Readable } from 'node:stream';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperationId, Operations } from '../../generated/operations.gen.ts';
 import type { Config } from '../config.ts';
@@ -32,11 +32,14 @@ export type HandlerContext = {
   config: Config;
   urls: Urls;
   log: Logger;
+  /**
+   * The request as the handler sees it: its method (a write reads fresh, readerOf) and, for an upload, its body
+   * stream. Handlers never write the response: they return data (answer.ts).
+   */
   request: Request;
-  response: Response;
   memory: Memory;
-  /** The gate a large answer waits at before it is built (answer-gate.ts). */
-  answers: AnswerGate;
+  /** Resolves when an answer carrying this many bytes of text may be built (the answer gate, answer-gate.ts). */
+  admit: (bytes: number) => Promise<void>;
   /** The change feed's mark taken when the request began (src/cache/feed-cache.ts): keep a value only if it still holds. */
   heardAtStart: number;
 };

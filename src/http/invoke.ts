@@ -41,9 +41,8 @@ export async function invokeOperation(
     urls: services.urls,
     log: req.log,
     request: req,
-    response: res,
     memory: services.memory,
-    answers: services.answers,
+    admit: (bytes) => services.answers.admit(res, bytes),
     heardAtStart,
   };
   const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;

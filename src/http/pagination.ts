@@ -1,8 +1,7 @@
 // Lists other than the page list: `page` (1-based) and `per_page` (default and maximum 100), with RFC 8288 Link
 // headers (first, prev, next, last) and X-Total-Count.
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { ListPlace } from './answer.ts';
-import type { AnswerGate } from './answer-gate.ts';
 
 export const DEFAULT_PER_PAGE = 100;
 
@@ -51,10 +50,10 @@ export function budgetedPage(query: { page?: number | undefined; per_page?: numb
  * its rows are read (answer-gate.ts).
  */
 /** What `listBudget` reads of a handler's context (HandlerContext has it). */
-type BudgetContext = { config: { limits: { listTextBytes: number } }; answers: AnswerGate; response: Response };
+type BudgetContext = { config: { limits: { listTextBytes: number } }; admit: (bytes: number) => Promise<void> };
 
 export function listBudget(context: BudgetContext, query: { page?: number | undefined; per_page?: number | undefined }): TextBudget {
-  return { query, bytes: context.config.limits.listTextBytes, admit: (bytes) => context.answers.admit(context.response, bytes) };
+  return { query, bytes: context.config.limits.listTextBytes, admit: context.admit };
 }
 
 export type TextBudget = {

@@ -58,7 +58,7 @@ export const pageOperations = {
     }
     // 20 pages per page of results, fewer where their content reaches LIMIT_LIST_TEXT_BYTES (pagination.ts)
     const results = budgetedPage({ page: query.page, per_page: PAGES_PER_LIST_PAGE }, ordered.map((entry) => entry.bytes), context.config.limits.listTextBytes);
-    await context.answers.admit(context.response, results.bytes);
+    await context.admit(results.bytes);
     const shown = ordered.slice(results.offset, results.offset + results.limit).map((entry) => entry.id);
     const pages = shown.length === 0 ? [] : await em.find(Page, { id: { $in: shown } });
     const byId = new Map(pages.map((page) => [page.id, page]));

@@ -41,7 +41,7 @@ export const versionOperations = {
   listPageVersions: defineOperation('listPageVersions', { scope: 'page', action: 'note.read' }, async ({ query }, scope, context) => {
     const sizes = await versionTextSizes(context.em, scope.page.id);
     const page = budgetedPage(query, sizes, context.config.limits.listTextBytes);
-    await context.answers.admit(context.response, page.bytes);
+    await context.admit(page.bytes);
     const list = listPlace(page, sizes.length);
     if (page.limit === 0) return answerWith([], { list });
     const versions = await context.em.find(

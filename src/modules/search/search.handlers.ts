@@ -45,7 +45,7 @@ export const searchOperations = {
     // a note deleted between the two statements is left out
     const listed = hits.notes.filter((hit) => byId.has(hit.noteId));
     // each note is sent with its description (up to 64K characters): many at once wait their turn (answer-gate.ts)
-    await context.answers.admit(context.response, found.reduce((total, note) => total + Buffer.byteLength(note.description ?? '', 'utf8'), 0));
+    await context.admit(found.reduce((total, note) => total + Buffer.byteLength(note.description ?? '', 'utf8'), 0));
     const views = await loadNoteViews(readerOf(context), listed.map((hit) => byId.get(hit.noteId)!));
     return answerWith(views.map((view, index) => ({
       ...presentNote(view, context.urls, 'read'),
