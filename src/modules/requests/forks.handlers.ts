@@ -7,11 +7,12 @@ import { answerWith } from '../../http/answer.ts';
 import { listPlace, pagination } from '../../http/pagination.ts';
 import { authorize, findTeamScope } from '../access/scope.ts';
 import { presentNote } from '../notes/note.presenter.ts';
-import { loadNoteView, loadNoteViews, notesByIds, originalChangedSql } from '../notes/notes.loader.ts';
+import { loadNoteView, loadNoteViews, notesByIds } from '../notes/notes.loader.ts';
 import { createFork } from './forks.service.ts';
 import { pullFork } from './pull.service.ts';
 import { resolutionsByPage } from './merge.service.ts';
 import { originalOf } from './requests.handlers.ts';
+import { pullableForks } from './requests.repository.ts';
 
 export const forkOperations = {
   /** Into `team`, or the caller's default team (the one named after them). */
@@ -38,16 +39,7 @@ export const forkOperations = {
    */
   listChecks: defineOperation('listChecks', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {
     const results = pagination(query);
-    const rows = await context.em.execute<{ id: number; total: string }[]>(
-      `select fork.id, count(*) over () as total
-         from notes fork join notes original on original.id = fork.forked_from_id
-        where fork.team_id in (select team_id from memberships where user_id = ?)
-          and (not original.is_private or original.team_id in (select team_id from memberships where user_id = ?))
-          and ${originalChangedSql('fork', 'original.id')}
-        order by (select max(p.updated_at) from pages p where p.note_id = original.id) desc nulls last, fork.id desc
-        limit ? offset ?`,
-      [caller.user.id, caller.user.id, results.perPage, results.offset],
-    );
+    const rows = await pullableForks(context.em, caller.user.id, results.perPage, results.offset);
     const list = listPlace(results, Number(rows[0]?.total ?? 0));
     const notes = await notesByIds(context.em, rows.map((row) => row.id));
     const views = await loadNoteViews(readerOf(context), notes);

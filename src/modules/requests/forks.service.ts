@@ -9,6 +9,7 @@ import { copyAttachmentsToFork } from '../attachments/attachments.service.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import { Note } from '../notes/note.entity.ts';
 import type { Team } from '../teams/team.entity.ts';
+import { copyPagesIntoFork, forkCopyOf, linkForkParents } from './requests.repository.ts';
 
 export type ForkFields = { title?: string | null | undefined };
 
@@ -42,23 +43,10 @@ export async function createFork(em: EntityManager, actor: Actor, original: Note
  * page itself was copied at: the same content.
  */
 async function copyPageTree(tx: EntityManager, fromNoteId: number, coverPageId: number | null, fork: Note, now: Date): Promise<void> {
-  await tx.execute(
-    `insert into pages (note_id, parent_id, position, title, content, lock_version, version_sequence, origin_page_id, base_version_id, base_parent_id, created_at, updated_at)
-     select ?, null, p.position, p.title, p.content, 1, 0, p.id, coalesce(latest.id, p.base_version_id), p.parent_id, ?, ?
-       from pages p left join page_versions latest on latest.page_id = p.id and latest.index = p.version_sequence
-      where p.note_id = ? order by p.id`,
-    [fork.id, now, now, fromNoteId],
-  );
-  await tx.execute(
-    `update pages child set parent_id = parent_copy.id
-       from pages origin, pages parent_copy
-      where child.note_id = ? and origin.id = child.origin_page_id and origin.parent_id is not null
-        and parent_copy.note_id = ? and parent_copy.origin_page_id = origin.parent_id`,
-    [fork.id, fork.id],
-  );
+  await copyPagesIntoFork(tx, fork.id, fromNoteId, now);
+  await linkForkParents(tx, fork.id);
   if (coverPageId !== null) {
-    const rows = await tx.execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, coverPageId]);
-    fork.coverPageId = rows[0]?.id ?? null;
+    fork.coverPageId = await forkCopyOf(tx, fork.id, coverPageId);
   }
 }
 

@@ -8,41 +8,9 @@ import { budgetOf, type Budget } from './merge/merge3.ts';
 import {
   classify, mergePage, mergeParent, type Classification, type PageConflict, type PageMerge, type ParentKey, type ParentMerge, type Side,
 } from './merge/pages.ts';
+import { requestPageContents, requestPageRows, type RequestPageRow } from './requests.repository.ts';
 
-export type RequestPageRow = {
-  id: number;
-  request_id: number;
-  note_id: number;
-  /** The proposed version and the fork's page; null for a `delete` (the fork deleted the page). */
-  page_version_id: number | null;
-  from_page_id: number | null;
-  to_page_id: number | null;
-  base_version_id: number | null;
-  type: 'create' | 'update' | 'delete';
-  path: string;
-  diff: string;
-  merged: boolean;
-  created_at: Date;
-  /** Sides, loaded only for requests still open (draft or opened); contents only when `loaded`. */
-  active: boolean;
-  f_title: string | null;
-  f_content?: string | null;
-  b_title: string | null;
-  b_content?: string | null;
-  u_title: string | null;
-  u_content?: string | null;
-  /** The three contents' size in bytes. */
-  bytes: number | string;
-  loaded?: boolean;
-  u_lock: number | null;
-  /** The tree: the original page's parent now, the fork page's base parent, its parent and that parent's origin. */
-  u_parent: number | null;
-  b_parent: number | null;
-  f_parent: number | null;
-  f_parent_origin: number | null;
-  /** For a `delete` whose original page is there: its sub-pages this request does not delete too. */
-  u_kept_children: number | string | null;
-};
+export type { RequestPageRow };
 
 /** The page a request page's conflicts and resolutions name: the fork's page, or the original's for a `delete`. */
 export const conflictPageId = (row: RequestPageRow): number => row.from_page_id ?? row.to_page_id ?? 0;
@@ -61,30 +29,7 @@ export async function loadRequestPages(
   options: { all: true } | { contentBytes: number },
 ): Promise<RequestPageRow[]> {
   if (requestIds.length === 0) return [];
-  const rows = await em.execute<RequestPageRow[]>(
-    `select rp.id, rp.request_id, rp.note_id, rp.page_version_id, rp.from_page_id, rp.to_page_id, rp.base_version_id, rp.type,
-            rp.path, rp.diff, rp.merged, rp.created_at, r.status in ('draft', 'opened') as active,
-            case when r.status in ('draft', 'opened') then f.title end as f_title,
-            case when r.status in ('draft', 'opened') then b.title end as b_title,
-            case when r.status in ('draft', 'opened') then u.title end as u_title,
-            case when r.status in ('draft', 'opened')
-                 then coalesce(octet_length(f.content), 0) + coalesce(octet_length(b.content), 0) + coalesce(octet_length(u.content), 0) else 0 end as bytes,
-            u.lock_version as u_lock, u.parent_id as u_parent,
-            fp.base_parent_id as b_parent, fp.parent_id as f_parent, fpp.origin_page_id as f_parent_origin,
-            case when rp.type = 'delete' and u.id is not null and r.status in ('draft', 'opened') then (
-              select count(*) from pages c where c.parent_id = u.id and not exists (
-                select 1 from request_pages d where d.request_id = rp.request_id and d.type = 'delete' and d.to_page_id = c.id)) end as u_kept_children
-       from request_pages rp
-       join requests r on r.id = rp.request_id
-       left join page_versions f on f.id = rp.page_version_id
-       left join page_versions b on b.id = rp.base_version_id
-       left join pages u on u.id = rp.to_page_id
-       left join pages fp on fp.id = rp.from_page_id
-       left join pages fpp on fpp.id = fp.parent_id
-      where rp.request_id = any(?::int[])
-      order by rp.request_id, rp.id`,
-    [`{${requestIds.join(',')}}`],
-  );
+  const rows = await requestPageRows(em, requestIds);
   let left = 'all' in options ? Infinity : options.contentBytes;
   const loading = rows.filter((row) => {
     row.loaded = false;
@@ -93,15 +38,7 @@ export async function loadRequestPages(
     return true;
   });
   if (loading.length === 0) return rows;
-  const contents = await em.execute<{ id: number; f_content: string | null; b_content: string | null; u_content: string | null }[]>(
-    `select rp.id, f.content as f_content, b.content as b_content, u.content as u_content
-       from request_pages rp
-       left join page_versions f on f.id = rp.page_version_id
-       left join page_versions b on b.id = rp.base_version_id
-       left join pages u on u.id = rp.to_page_id
-      where rp.id = any(?::int[])`,
-    [`{${loading.map((row) => row.id).join(',')}}`],
-  );
+  const contents = await requestPageContents(em, loading.map((row) => row.id));
   const byId = new Map(contents.map((row) => [row.id, row]));
   for (const row of loading) {
     const content = byId.get(row.id);

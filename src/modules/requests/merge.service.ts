@@ -18,6 +18,7 @@ import { budgetOf } from './merge/merge3.ts';
 import type { PageConflict, Resolution, Side } from './merge/pages.ts';
 import { MergeRequest } from './merge-request.entity.ts';
 import { conflictPageId, loadRequestPages, pageState, sidesOf, type RequestPageRow } from './merge-state.ts';
+import { forkPagesWithParentOrigin, headVersions, markRequestPagesMerged, markVersionsFromRequest, rebaseForkPages, type ForkPageRow } from './requests.repository.ts';
 
 export type ResolutionInput = { page_id: number; take?: 'ours' | 'theirs' | null | undefined; content?: string | null | undefined };
 export type MergeOptions = { expectedHeadVersions?: readonly number[] | null | undefined; resolutions?: readonly ResolutionInput[] | null | undefined };
@@ -79,11 +80,7 @@ function mergeAll(rows: readonly RequestPageRow[], resolutions: Map<number, Reso
 async function checkHeads(tx: EntityManager, rows: readonly RequestPageRow[], expected: readonly number[]): Promise<void> {
   const forkPageIds = rows.flatMap((row) => (row.from_page_id === null ? [] : [row.from_page_id]));
   if (forkPageIds.length === 0) return;
-  const heads = await tx.execute<{ page_id: number; id: number }[]>(
-    `select p.id as page_id, v.id from pages p join page_versions v on v.page_id = p.id and v.index = p.version_sequence
-      where p.id = any(?::int[])`,
-    [`{${forkPageIds.join(',')}}`],
-  );
+  const heads = await headVersions(tx, forkPageIds);
   const seen = new Set(expected);
   const moved = heads.filter((head) => !seen.has(head.id));
   if (moved.length > 0) {
@@ -93,8 +90,6 @@ async function checkHeads(tx: EntityManager, rows: readonly RequestPageRow[], ex
     })));
   }
 }
-
-type ForkPage = { id: number; title: string; content: string; position: number; parent_id: number | null; parent_origin: number | null };
 
 export async function mergeRequest(
   em: EntityManager,
@@ -120,11 +115,7 @@ export async function mergeRequest(
     const rows = await loadRequestPages(tx, [locked.id], { all: true });
     const merged = mergeAll(rows, resolutionsByPage(options.resolutions));
 
-    const forkPages = new Map((await tx.execute<ForkPage[]>(
-      `select p.id, p.title, p.content, p.position, p.parent_id, parent.origin_page_id as parent_origin
-         from pages p left join pages parent on parent.id = p.parent_id where p.id = any(?::int[])`,
-      [`{${rows.flatMap((row) => (row.from_page_id === null ? [] : [row.from_page_id])).join(',')}}`],
-    )).map((page) => [page.id, page]));
+    const forkPages = new Map((await forkPagesWithParentOrigin(tx, rows.flatMap((row) => (row.from_page_id === null ? [] : [row.from_page_id])))).map((page) => [page.id, page]));
     const origin = { requestId: locked.id };
     const landed = new Map<number, number>(); // fork page -> original page
     // pages of the original that are there: a new version where the merge changed them
@@ -153,7 +144,7 @@ export async function mergeRequest(
         const forkPage = forkPages.get(forkPageId(row));
         const parent = forkPage?.parent_id == null ? null : (landed.get(forkPage.parent_id) ?? forkPage.parent_origin);
         const page = await createPage(tx, actor, note, { title: result!.title, content: result!.content, parent }, limits);
-        await tx.execute('update page_versions set request_id = ?, from_version_id = ? where page_id = ?', [locked.id, row.page_version_id, page.id]);
+        await markVersionsFromRequest(tx, locked.id, row.page_version_id, page.id);
         landed.set(forkPageId(row), page.id);
       }
       const done = new Set((ready.length > 0 ? ready : pending).map(({ row }) => row.id));
@@ -174,11 +165,7 @@ export async function mergeRequest(
     for (const page of deepestFirst(deleting)) await removePage(tx, actor, note, page);
     await tx.flush();
     await moveForkBases(tx, merged, forkPages, landed);
-    await tx.execute(
-      `update request_pages rp set merged = true, to_page_id = coalesce(x.to_page, rp.to_page_id)
-         from unnest(?::int[], ?::int[]) as x (id, to_page) where rp.id = x.id`,
-      [`{${rows.map((row) => row.id).join(',')}}`, `{${rows.map((row) => (row.from_page_id === null ? undefined : landed.get(row.from_page_id)) ?? 'NULL').join(',')}}`],
-    );
+    await markRequestPagesMerged(tx, rows.map((row) => ({ id: row.id, toPageId: row.from_page_id === null ? undefined : landed.get(row.from_page_id) })));
     locked.status = 'merged';
     locked.isWip = false;
     locked.mergedAt = currentTime();
@@ -208,18 +195,11 @@ export function deepestFirst(pages: readonly Page[]): Page[] {
  * base (and, for a page new in the fork, the new page as its origin); one that differs keeps its base, so a pull
  * brings the original's side in later, three ways.
  */
-async function moveForkBases(tx: EntityManager, merged: readonly Merged[], forkPages: Map<number, ForkPage>, landed: Map<number, number>): Promise<void> {
+async function moveForkBases(tx: EntityManager, merged: readonly Merged[], forkPages: Map<number, ForkPageRow>, landed: Map<number, number>): Promise<void> {
   const moving = merged.filter(({ row, result }) => {
     const forkPage = row.from_page_id === null ? undefined : forkPages.get(row.from_page_id);
     return result !== null && forkPage !== undefined && landed.has(forkPage.id) && forkPage.title === result.title && forkPage.content === result.content;
   });
   if (moving.length === 0) return;
-  await tx.execute(
-    `update pages p set origin_page_id = x.origin, base_version_id = latest.id, base_parent_id = o.parent_id
-       from unnest(?::int[], ?::int[]) as x (id, origin)
-       join pages o on o.id = x.origin
-       join page_versions latest on latest.page_id = o.id and latest.index = o.version_sequence
-      where p.id = x.id`,
-    [`{${moving.map(({ row }) => forkPageId(row)).join(',')}}`, `{${moving.map(({ row }) => landed.get(forkPageId(row))!).join(',')}}`],
-  );
+  await rebaseForkPages(tx, moving.map(({ row }) => ({ forkPageId: forkPageId(row), originId: landed.get(forkPageId(row))! })));
 }

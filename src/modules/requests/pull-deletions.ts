@@ -9,6 +9,7 @@
 // A page the fork deleted and the original did not change stays deleted, quietly.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PageConflict, Resolution } from './merge/pages.ts';
+import { confirmForkDeletions, detachFromUpstream, forgetForkDeletions, orphanedForkPages, revivedDeletions } from './requests.repository.ts';
 
 export type DeletionPlan = {
   /** Fork pages to delete (their original page is gone). */
@@ -21,9 +22,6 @@ export type DeletionPlan = {
   confirm: { upstreamPageId: number; latestId: number }[];
 };
 
-type Orphan = { id: number; content: string; version_sequence: number; kept_children: number | string };
-type Revived = { upstream_page_id: number; content: string; b_content: string | null; latest_id: number };
-
 /** What the pull does about deletions; conflicts left unresolved are pushed to `conflicts`. */
 export async function planDeletions(
   tx: EntityManager,
@@ -32,12 +30,7 @@ export async function planDeletions(
   conflicts: PageConflict[],
 ): Promise<DeletionPlan> {
   const plan: DeletionPlan = { remove: [], detach: [], restore: [], confirm: [] };
-  const orphans = await tx.execute<Orphan[]>(
-    `select fp.id, fp.content, fp.version_sequence,
-            (select count(*) from pages c where c.parent_id = fp.id and not (c.upstream_page_id is not null and c.origin_page_id is null)) as kept_children
-       from pages fp where fp.note_id = ? and fp.upstream_page_id is not null and fp.origin_page_id is null order by fp.id`,
-    [forkId],
-  );
+  const orphans = await orphanedForkPages(tx, forkId);
   for (const page of orphans) {
     const resolution = resolutions.get(page.id);
     if (page.version_sequence === 0 && !Number(page.kept_children) && resolution === undefined) plan.remove.push(page.id);
@@ -46,17 +39,7 @@ export async function planDeletions(
     else if (resolution) plan.detach.push({ id: page.id, content: resolution.content });
     else conflicts.push({ page_id: page.id, kind: 'delete_modify', regions: [{ base: '', ours: page.content, theirs: '' }] });
   }
-  const revived = await tx.execute<Revived[]>(
-    `select d.upstream_page_id, u.content, b.content as b_content, latest.id as latest_id
-       from fork_deletions d
-       join pages u on u.id = d.upstream_page_id
-       join page_versions latest on latest.page_id = u.id and latest.index = u.version_sequence
-       left join page_versions b on b.id = d.base_version_id
-      where d.note_id = ? and d.base_version_id is distinct from latest.id
-        and not exists (select 1 from pages fp where fp.note_id = d.note_id and fp.upstream_page_id = d.upstream_page_id)
-      order by d.upstream_page_id`,
-    [forkId],
-  );
+  const revived = await revivedDeletions(tx, forkId);
   for (const page of revived) {
     const resolution = resolutions.get(page.upstream_page_id);
     if (resolution === 'ours') plan.confirm.push({ upstreamPageId: page.upstream_page_id, latestId: page.latest_id });
@@ -71,16 +54,12 @@ export async function planDeletions(
 /** The plan's writes other than deleting and restoring pages (pull.service does those with the tree's functions). */
 export async function confirmDeletions(tx: EntityManager, forkId: number, plan: DeletionPlan): Promise<void> {
   if (plan.detach.length > 0) {
-    await tx.execute('update pages set upstream_page_id = null where id = any(?::int[])', [`{${plan.detach.map((page) => page.id).join(',')}}`]);
+    await detachFromUpstream(tx, plan.detach.map((page) => page.id));
   }
   if (plan.confirm.length > 0) {
-    await tx.execute(
-      `update fork_deletions d set base_version_id = x.latest from unnest(?::int[], ?::int[]) as x (page, latest)
-        where d.note_id = ? and d.upstream_page_id = x.page`,
-      [`{${plan.confirm.map((row) => row.upstreamPageId).join(',')}}`, `{${plan.confirm.map((row) => row.latestId).join(',')}}`, forkId],
-    );
+    await confirmForkDeletions(tx, forkId, plan.confirm);
   }
   if (plan.restore.length > 0) {
-    await tx.execute('delete from fork_deletions where note_id = ? and upstream_page_id = any(?::int[])', [forkId, `{${plan.restore.join(',')}}`]);
+    await forgetForkDeletions(tx, forkId, plan.restore);
   }
 }

@@ -15,21 +15,7 @@ import { budgetOf } from './merge/merge3.ts';
 import { mergePage, mergeParent, type PageConflict, type PageText, type ParentKey, type Resolution } from './merge/pages.ts';
 import { deepestFirst, mergeConflict } from './merge.service.ts';
 import { confirmDeletions, planDeletions } from './pull-deletions.ts';
-
-type PullRow = {
-  id: number;
-  f_title: string;
-  f_content: string;
-  b_title: string | null;
-  b_content: string | null;
-  u_title: string;
-  u_content: string;
-  latest_id: number;
-  f_parent: number | null;
-  f_parent_origin: number | null;
-  b_parent: number | null;
-  u_parent: number | null;
-};
+import { copyOriginalPagesIn, forkCopiesOf, linkCopiedParents, lockForkCopies, moveBasesToOriginal, pullRows, type PullRow } from './requests.repository.ts';
 
 const key = (pageId: number | null): ParentKey => (pageId === null ? '' : String(pageId));
 
@@ -66,20 +52,8 @@ function mergeRow(row: PullRow, resolution: Resolution | undefined, budget: Retu
 export async function pullFork(em: EntityManager, actor: Actor, fork: Note, original: Note, resolutions: Map<number, Resolution>, limits: Limits): Promise<number> {
   return em.transactional(async (tx) => {
     await lockTree(tx, fork.id);
-    await tx.execute('select id from pages where note_id = ? and origin_page_id is not null order by id for update', [fork.id]);
-    const rows = await tx.execute<PullRow[]>(
-      `select fp.id, fp.title as f_title, fp.content as f_content, b.title as b_title, b.content as b_content,
-              u.title as u_title, u.content as u_content, latest.id as latest_id,
-              fp.parent_id as f_parent, fpp.origin_page_id as f_parent_origin, fp.base_parent_id as b_parent, u.parent_id as u_parent
-         from pages fp
-         join pages u on u.id = fp.origin_page_id
-         join page_versions latest on latest.page_id = u.id and latest.index = u.version_sequence
-         left join page_versions b on b.id = fp.base_version_id
-         left join pages fpp on fpp.id = fp.parent_id
-        where fp.note_id = ? and (fp.base_version_id is distinct from latest.id or fp.base_parent_id is distinct from u.parent_id)
-        order by fp.id`,
-      [fork.id],
-    );
+    await lockForkCopies(tx, fork.id);
+    const rows = await pullRows(tx, fork.id);
     const budget = budgetOf();
     const conflicts: PageConflict[] = [];
     const bounded: { pageId: number; reason: string }[] = [];
@@ -110,15 +84,7 @@ export async function pullFork(em: EntityManager, actor: Actor, fork: Note, orig
     fork.pulledAt = currentTime();
     await tx.flush();
     if (rows.length > 0) {
-      await tx.execute(
-        `update pages p set base_version_id = x.base, base_parent_id = x.parent
-           from unnest(?::int[], ?::int[], ?::int[]) as x (id, base, parent) where p.id = x.id`,
-        [
-          `{${rows.map((row) => row.id).join(',')}}`,
-          `{${rows.map((row) => row.latest_id).join(',')}}`,
-          `{${rows.map((row) => row.u_parent ?? 'NULL').join(',')}}`,
-        ],
-      );
+      await moveBasesToOriginal(tx, rows.map((row) => ({ id: row.id, latestId: row.latest_id, parent: row.u_parent })));
     }
     // deletions: fork pages whose original page is gone, and pages the fork deleted that the original changed
     const removing = deletions.remove.length === 0 ? [] : await tx.find(Page, { id: { $in: deletions.remove } });
@@ -142,10 +108,7 @@ export async function pullFork(em: EntityManager, actor: Actor, fork: Note, orig
 /** The fork's copies of the original's pages given: original page id -> fork page id. */
 async function copiesOf(tx: EntityManager, forkId: number, originalIds: number[]): Promise<Map<number, number>> {
   if (originalIds.length === 0) return new Map();
-  const rows = await tx.execute<{ id: number; origin_page_id: number }[]>(
-    'select id, origin_page_id from pages where note_id = ? and origin_page_id = any(?::int[])',
-    [forkId, `{${originalIds.join(',')}}`],
-  );
+  const rows = await forkCopiesOf(tx, forkId, originalIds);
   return new Map(rows.map((row) => [row.origin_page_id, row.id]));
 }
 
@@ -156,26 +119,8 @@ async function copiesOf(tx: EntityManager, forkId: number, originalIds: number[]
 async function copyIn(tx: EntityManager, fork: Note, original: Note, which: { since: Date } | { ids: number[] }): Promise<number> {
   if ('ids' in which && which.ids.length === 0) return 0;
   const now = currentTime();
-  const [condition, parameters] = 'since' in which
-    ? ['u.created_at >= ? and not exists (select 1 from fork_deletions d where d.note_id = ? and d.upstream_page_id = u.id)', [which.since, fork.id]]
-    : ['u.id = any(?::int[])', [`{${which.ids.join(',')}}`]];
-  const added = await tx.execute<{ id: number }[]>(
-    `insert into pages (note_id, parent_id, position, title, content, lock_version, version_sequence, origin_page_id, base_version_id, base_parent_id, created_at, updated_at)
-     select ?, null, u.position, u.title, u.content, 1, 0, u.id, latest.id, u.parent_id, ?, ?
-       from pages u join page_versions latest on latest.page_id = u.id and latest.index = u.version_sequence
-      where u.note_id = ? and ${condition}
-        and not exists (select 1 from pages fp where fp.note_id = ? and fp.origin_page_id = u.id)
-      order by u.id
-     returning id`,
-    [fork.id, now, now, original.id, ...parameters, fork.id],
-  );
+  const added = await copyOriginalPagesIn(tx, fork.id, original.id, now, which);
   if (added.length === 0) return 0;
-  await tx.execute(
-    `update pages child set parent_id = parent_copy.id
-       from pages origin, pages parent_copy
-      where child.id = any(?::int[]) and origin.id = child.origin_page_id and origin.parent_id is not null
-        and parent_copy.note_id = ? and parent_copy.origin_page_id = origin.parent_id`,
-    [`{${added.map((row) => row.id).join(',')}}`, fork.id],
-  );
+  await linkCopiedParents(tx, fork.id, added);
   return added.length;
 }

@@ -12,27 +12,11 @@ import { renderDiff } from '../pages/diff.ts';
 import type { Team } from '../teams/team.entity.ts';
 import type { User } from '../users/user.entity.ts';
 import { MergeRequest, MergeRequestPage } from './merge-request.entity.ts';
-
-type ProposedVersion = {
-  id: number;
-  page_id: number;
-  note_id: number;
-  title: string;
-  content: string;
-  origin_page_id: number | null;
-  upstream_page_id: number | null;
-  base_version_id: number | null;
-  base_content: string | null;
-};
+import { ancestorTitleRows, proposedDeletionRows, proposedVersionRows, type ProposedDeletionRow, type ProposedVersionRow } from './requests.repository.ts';
 
 /** The versions given, each of a page of the fork, at most one per page (422 otherwise), in the order given. */
-async function proposedVersions(em: EntityManager, fork: Note, versionIds: readonly number[]): Promise<ProposedVersion[]> {
-  const rows = await em.execute<ProposedVersion[]>(
-    `select v.id, v.page_id, p.note_id, v.title, v.content, p.origin_page_id, p.upstream_page_id, p.base_version_id, b.content as base_content
-       from page_versions v join pages p on p.id = v.page_id left join page_versions b on b.id = p.base_version_id
-      where v.id = any(?::int[])`,
-    [`{${versionIds.join(',')}}`],
-  );
+async function proposedVersions(em: EntityManager, fork: Note, versionIds: readonly number[]): Promise<ProposedVersionRow[]> {
+  const rows = await proposedVersionRows(em, versionIds);
   const byId = new Map(rows.map((row) => [row.id, row]));
   const pages = new Set<number>();
   return versionIds.map((id, i) => {
@@ -51,43 +35,19 @@ async function proposedVersions(em: EntityManager, fork: Note, versionIds: reado
 
 /** The titles of each page's ancestors, from the top: one statement for all. */
 async function ancestorTitles(em: EntityManager, pageIds: readonly number[]): Promise<Map<number, string[]>> {
-  const rows = await em.execute<{ start_id: number; title: string }[]>(
-    `with recursive up (start_id, parent_id, title, depth) as (
-       select p.id, p.parent_id, p.title, 0 from pages p where p.id = any(?::int[])
-       union all
-       select up.start_id, p.parent_id, p.title, up.depth + 1 from pages p join up on p.id = up.parent_id where up.depth < 64)
-     select start_id, title from up where depth > 0 order by start_id, depth desc`,
-    [`{${pageIds.join(',')}}`],
-  );
+  const rows = await ancestorTitleRows(em, pageIds);
   const titles = new Map<number, string[]>();
   for (const row of rows) titles.set(row.start_id, [...(titles.get(row.start_id) ?? []), row.title]);
   return titles;
 }
 
-type ProposedDeletion = {
-  upstream_page_id: number;
-  base_version_id: number | null;
-  title: string;
-  base_content: string | null;
-  /** The original's page, while it is there. */
-  to_page_id: number | null;
-};
-
 /**
  * The pages of the original given, each one the fork copied and has since deleted (fork_deletions) and does not
  * have again; once each (422 `invalid_deleted_page` otherwise), in the order given.
  */
-async function proposedDeletions(em: EntityManager, fork: Note, original: Note, pageIds: readonly number[]): Promise<ProposedDeletion[]> {
+async function proposedDeletions(em: EntityManager, fork: Note, original: Note, pageIds: readonly number[]): Promise<ProposedDeletionRow[]> {
   if (pageIds.length === 0) return [];
-  const rows = await em.execute<ProposedDeletion[]>(
-    `select d.upstream_page_id, d.base_version_id, d.title, b.content as base_content, u.id as to_page_id
-       from fork_deletions d
-       left join page_versions b on b.id = d.base_version_id
-       left join pages u on u.id = d.upstream_page_id and u.note_id = ?
-      where d.note_id = ? and d.upstream_page_id = any(?::int[])
-        and not exists (select 1 from pages fp where fp.note_id = d.note_id and fp.upstream_page_id = d.upstream_page_id)`,
-    [original.id, fork.id, `{${pageIds.join(',')}}`],
-  );
+  const rows = await proposedDeletionRows(em, fork.id, original.id, pageIds);
   const byId = new Map(rows.map((row) => [row.upstream_page_id, row]));
   const seen = new Set<number>();
   return pageIds.map((id, i) => {
