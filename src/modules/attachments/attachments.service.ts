@@ -4,7 +4,6 @@
 // referring to them cannot interleave: the bytes go exactly when no row refers to them any more.
 import { rm } from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedQuery, aliasedColumns, mapAliased } from '../../db/rows.ts';
 import { notFound } from '../errors.ts';
 import { can, type Role } from '../access/policy.ts';
 import type { Caller } from '../access/caller.ts';
@@ -12,16 +11,13 @@ import { recordEvent, type Actor } from '../events/events.ts';
 import { Note } from '../notes/note.entity.ts';
 import { Team } from '../teams/team.entity.ts';
 import { Attachment } from './attachment.entity.ts';
+import { attachmentWithNote, copyNoteAttachments, lockChecksum } from './attachments.repository.ts';
 import type { Storage } from './storage.ts';
 import type { ReceivedFile } from './upload.ts';
 import path from 'node:path';
 
 /** Newest first; ids break ties between attachments uploaded in the same second. */
 export const newestFirst = { createdAt: 'desc', id: 'desc' } as const;
-
-export async function lockChecksum(em: EntityManager, checksum: string): Promise<void> {
-  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`attachment:${checksum}`]);
-}
 
 /** The extension with its dot (`.png`), as the contract shows it; empty when there is none (or it is too long to be one). */
 export function extensionOf(filename: string): string {
@@ -99,14 +95,7 @@ export async function deleteAttachment(em: EntityManager, storage: Storage, acto
  * Runs inside the fork's transaction. Returns how many were copied.
  */
 export async function copyAttachmentsToFork(em: EntityManager, fromNoteId: number, toNoteId: number): Promise<number> {
-  const result = await em.execute(
-    `insert into attachments (note_id, user_id, filename, extname, content_type, byte_size, checksum, managed, forked_from_id, created_at, updated_at)
-     select ?, user_id, filename, extname, content_type, byte_size, checksum, managed, id, created_at, updated_at
-       from attachments where note_id = ? order by id`,
-    [toNoteId, fromNoteId],
-    'run',
-  );
-  return (result as { affectedRows?: number }).affectedRows ?? 0;
+  return copyNoteAttachments(em, fromNoteId, toNoteId);
 }
 
 // Ids are PostgreSQL `integer`: a larger number names nothing (and must not reach the database as one).
@@ -128,23 +117,10 @@ export type ReadableAttachment = { attachment: Attachment; note: Note; team: Tea
  */
 export async function findReadableAttachment(em: EntityManager, caller: Caller, id: number): Promise<ReadableAttachment> {
   if (!validId(id)) throw notFound('attachment');
-  const rows = await preparedQuery<Record<string, unknown>>(
-    em,
-    'attachment_with_note',
-    `select ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}, ${aliasedColumns(em, Attachment, 'a')}, m.role as "role"
-       from attachments a
-       join notes n on n.id = a.note_id
-       join teams t on t.id = n.team_id
-       left join memberships m on m.team_id = t.id and m.user_id = $2
-      where a.id = $1`,
-    [id, caller.user.id],
-  );
-  const row = rows[0];
-  if (!row) throw notFound('attachment');
-  const team = mapAliased(em, Team, row, 't')!;
-  const note = mapAliased(em, Note, row, 'n')!;
-  const attachment = mapAliased(em, Attachment, row, 'a')!;
-  const role = (row.role ?? undefined) as Role;
+  const found = await attachmentWithNote(em, id, caller.user.id);
+  if (!found) throw notFound('attachment');
+  const { attachment, note, team } = found;
+  const role = found.role as Role;
   if (!can('note.read', { role, callerId: caller.user.id }, note)) throw notFound('attachment');
   return { attachment, note, team, role };
 }

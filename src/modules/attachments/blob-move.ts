@@ -11,18 +11,12 @@ import { finished } from 'node:stream/promises';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../config.ts';
-import { lockChecksum } from './attachments.service.ts';
+import { blobSlice, blobTableExists, dropBlobTable, lockChecksum, nextBlobToMove, recordBlobMoved } from './attachments.repository.ts';
 import { sniffType } from './content.ts';
 import { storageFor, type Storage } from './storage.ts';
 import { SNIFF_BYTES } from './upload.ts';
 
-const TABLE = 'attachment_blobs_to_move';
 const SLICE = 1024 * 1024;
-
-async function tableExists(em: EntityManager): Promise<boolean> {
-  const [row] = await em.execute<{ present: boolean }[]>(`select to_regclass('${TABLE}') is not null as present`);
-  return row?.present === true;
-}
 
 /** Writes one blob to a temporary file, slice by slice; its checksum, size and first bytes. */
 async function copyOut(em: EntityManager, storage: Storage, attachmentId: number, size: number) {
@@ -33,11 +27,7 @@ async function copyOut(em: EntityManager, storage: Storage, attachmentId: number
   let head = Buffer.alloc(0);
   try {
     for (let offset = 0; offset < size; offset += SLICE) {
-      const [row] = await em.execute<{ slice: Buffer }[]>(
-        `select substring(data from ? for ?) as slice from ${TABLE} where attachment_id = ?`,
-        [offset + 1, SLICE, attachmentId],
-      );
-      const slice = Buffer.from(row!.slice);
+      const slice = await blobSlice(em, attachmentId, offset, SLICE);
       hash.update(slice);
       if (head.length < SNIFF_BYTES) head = Buffer.concat([head, slice.subarray(0, SNIFF_BYTES - head.length)]);
       if (!out.write(slice)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
@@ -54,13 +44,11 @@ async function copyOut(em: EntityManager, storage: Storage, attachmentId: number
 
 /** Moves every blob left in the database into the storage; how many it moved. */
 export async function moveAttachmentBlobs(em: EntityManager, config: Config): Promise<number> {
-  if (!(await tableExists(em))) return 0;
+  if (!(await blobTableExists(em))) return 0;
   const storage = storageFor(config);
   let moved = 0;
   for (;;) {
-    const [next] = await em.execute<{ attachment_id: number; size: number }[]>(
-      `select attachment_id, octet_length(data) as size from ${TABLE} order by attachment_id limit 1`,
-    );
+    const next = await nextBlobToMove(em);
     if (!next) break;
     const size = Number(next.size);
     const { tempPath, checksum, head } = await copyOut(em, storage, next.attachment_id, size);
@@ -69,14 +57,13 @@ export async function moveAttachmentBlobs(em: EntityManager, config: Config): Pr
       await em.transactional(async (tx) => {
         await lockChecksum(tx, checksum);
         if (!(await storage.has(checksum))) await storage.put(checksum, tempPath, size);
-        await tx.execute('update attachments set checksum = ?, byte_size = ?, content_type = ? where id = ?', [checksum, size, contentType, next.attachment_id]);
-        await tx.execute(`delete from ${TABLE} where attachment_id = ?`, [next.attachment_id]);
+        await recordBlobMoved(tx, next.attachment_id, { checksum, size, contentType });
       });
     } finally {
       await rm(tempPath, { force: true });
     }
     moved += 1;
   }
-  await em.execute(`drop table if exists ${TABLE}`);
+  await dropBlobTable(em);
   return moved;
 }

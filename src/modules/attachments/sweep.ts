@@ -9,15 +9,14 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../config.ts';
 import { Attachment } from './attachment.entity.ts';
-import { lockChecksum } from './attachments.service.ts';
+import { lockChecksum, referencedChecksums } from './attachments.repository.ts';
 import { storageFor, type Storage } from './storage.ts';
 
 export const ATTACHMENT_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 const BATCH = 500;
 
 async function sweepBatch(em: EntityManager, storage: Storage, checksums: string[]): Promise<number> {
-  const rows = await em.execute<{ checksum: string }[]>('select distinct checksum from attachments where checksum = any(?::text[])', [`{${checksums.join(',')}}`]);
-  const referenced = new Set(rows.map((row) => row.checksum));
+  const referenced = await referencedChecksums(em, checksums);
   let removed = 0;
   for (const checksum of checksums.filter((candidate) => !referenced.has(candidate))) {
     await em.transactional(async (tx) => {
