@@ -27,7 +27,6 @@ export const forkOperations = {
 
   /** Members of the fork's team; `resolutions` decide the pages that conflict (`ours`: the fork). */
   pullFork: defineOperation('pullFork', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
-    authorize(scope, 'note.edit');
     const original = await originalOf(context.em, scope);
     await pullFork(context.em, actorOf(scope.caller), scope.note, original, resolutionsByPage(body?.resolutions), context.config.limits);
     return presentNote(await loadNoteView(readerOf(context), scope.note), context.urls, 'forked');

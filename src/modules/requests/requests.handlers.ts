@@ -66,7 +66,6 @@ export const requestOperations = {
 
   /** On the fork: the request is numbered on, and answered from, the original. */
   createRequest: defineOperation('createRequest', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
-    authorize(scope, 'note.edit');
     const original = await originalOf(context.em, scope);
     const request = await createRequest(context.em, actorOf(scope.caller), scope.note, original, original.team, body);
     return answer(context, original.id, request.index);
@@ -77,7 +76,6 @@ export const requestOperations = {
 
   mergeRequest: defineOperation('mergeRequest', { scope: 'note', action: 'note.manage' }, async ({ path, body }, scope, context) => {
     const request = await requireRequestInNote(context.em, scope.note.id, path.index);
-    authorize(scope, 'note.manage');
     await mergeRequest(context.em, actorOf(scope.caller), scope.note, request, request.user, {
       expectedHeadVersions: body?.expected_head_versions,
       resolutions: body?.resolutions,
