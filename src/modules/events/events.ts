@@ -21,6 +21,11 @@ export function subscribe(name: string, subscriber: Subscriber): void {
 /**
  * Records an event inside the caller's transaction: appended to the change log, then every subscriber runs on the
  * same entity manager, in order.
+ *
+ * One event is written without it: `page.updated` for a change of a page's title or content only, whose one
+ * statement (pages.repository.ts, writePageText) inserts the change-log row and the activity-log entry itself (the
+ * notifications subscriber ignores that event). A subscriber that comes to act on `page.updated` must be written
+ * there too; query-count.test.ts checks that both paths store the same rows.
  */
 export async function recordEvent(em: EntityManager, event: DomainEvent): Promise<void> {
   await appendChange(em, event);
