@@ -124,6 +124,16 @@ describe('a page write costs a fixed number of statements', () => {
     expect(gone.status).toBe(404);
     const [after] = await em.execute<{ versions: string }[]>('select count(*)::text as versions from page_versions where page_id = ?', [page.id]);
     expect(after!.versions).toBe('2');
+
+    // the general path (a move with the new content: a transaction and recordEvent) stores rows of the same shape
+    const parent = await makePage(app, note, reader, { title: 'Parent', content: 'p' });
+    expect((await reader.client.put(url, { json: { page: { content: 'four', parent: parent.id } } })).status).toBe(200);
+    const [general] = await em.execute<{ payload: Record<string, unknown> }[]>(
+      'select payload from changes where subject_id = ? and type = ? order by id desc limit 1', [page.id, 'page.updated']);
+    expect(general!.payload).toEqual({ note_id: note.id, page_id: page.id, changed: ['parent', 'content'], version: 3, actor: { id: reader.user.id, username: 'counter' } });
+    const [generalEntry] = await em.execute<{ action: string; type: string; page_id: number; summary: Record<string, unknown> }[]>(
+      'select action, type, page_id, summary from logs where page_id = ? order by id desc limit 1', [page.id]);
+    expect(generalEntry).toEqual({ action: 'update', type: 'page', page_id: page.id, summary: { page_id: page.id, title: 'Second', changed: ['parent', 'content'] } });
   });
 });
 
