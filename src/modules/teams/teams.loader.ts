@@ -5,19 +5,14 @@
 import { tags } from '../../cache/tags.ts';
 import type { Reader } from '../../cache/memory.ts';
 import type { User as UserBody } from '../../../generated/client/types.gen.ts';
-import { aliasedColumns, preparedQuery } from '../../db/rows.ts';
-
 import { shared } from '../../http/json.ts';
 import { presentUser, type UserFields } from '../users/user.presenter.ts';
-import { User } from '../users/user.entity.ts';
 import type { Team, TeamRole } from './team.entity.ts';
 import type { TeamMembers } from './team-members.ts';
 import type { TeamView } from './team.presenter.ts';
+import { memberRows, type MemberRow } from './teams.repository.ts';
 
-
-type Row = Record<string, unknown> & { team_id: number; role: TeamRole };
-
-function userFrom(row: Row): UserFields {
+function userFrom(row: MemberRow): UserFields {
   return {
     id: row['u.id'] as number,
     username: row['u.username'] as string,
@@ -43,14 +38,7 @@ export async function membersOf(reader: Reader, teamIds: readonly number[]): Pro
     else missing.push(id);
   }
   if (missing.length === 0) return result;
-  const rows = await preparedQuery<Row>(
-    reader.em,
-    'team_members',
-    `select m.team_id, m.role, ${aliasedColumns(reader.em, User, 'u')}
-       from memberships m join users u on u.id = m.user_id
-      where m.team_id = any($1::int[]) order by m.id`,
-    [`{${missing.join(',')}}`],
-  );
+  const rows = await memberRows(reader.em, missing);
   const building = new Map<number, { roles: Map<number, TeamRole>; managers: UserBody[]; members: UserBody[] }>();
   for (const id of missing) building.set(id, { roles: new Map(), managers: [], members: [] });
   for (const row of rows) {

@@ -9,6 +9,7 @@ import { foldCase } from '../text/fold.ts';
 import { nameIsTaken, findUserByUsername } from '../users/users.service.ts';
 import { teamNameProblem } from './names.ts';
 import { Membership, Team, type TeamRole } from './team.entity.ts';
+import { deleteTeamRow, lockTeamRow } from './teams.repository.ts';
 
 /** The team of this name (compared by foldCase with the stored key, `teams.name_key`), or null. */
 export async function findTeam(em: EntityManager, name: string): Promise<Team | null> {
@@ -18,10 +19,6 @@ export async function findTeam(em: EntityManager, name: string): Promise<Team | 
 function checkName(name: string, pointer: string): void {
   const problem = teamNameProblem(name);
   if (problem) throw unprocessable(problem.code, `team name ${problem.detail}`, [{ pointer, detail: problem.detail }]);
-}
-
-async function lockTeam(em: EntityManager, teamId: number): Promise<void> {
-  await em.execute('select id from teams where id = ? for update', [teamId]);
 }
 
 export async function createTeam(em: EntityManager, actor: Actor, name: string): Promise<Team> {
@@ -58,7 +55,7 @@ export async function deleteTeam(em: EntityManager, actor: Actor, team: Team): P
     await recordEvent(tx, { type: 'team.deleted', actor, team });
     await tx.flush();
     // notes, their pages and everything in them go with the team (foreign keys cascade)
-    await tx.execute('delete from teams where id = ?', [team.id]);
+    await deleteTeamRow(tx, team.id);
   });
 }
 
@@ -67,7 +64,7 @@ export async function setTeamUser(em: EntityManager, actor: Actor, team: Team, u
   const user = await findUserByUsername(em, username);
   if (!user) throw unprocessable('unknown_user', `no user is named "${username}"`, [{ pointer: '/username', detail: 'no such user' }]);
   await em.transactional(async (tx) => {
-    await lockTeam(tx, team.id);
+    await lockTeamRow(tx, team.id);
     const existing = await tx.findOne(Membership, { team: team.id, user: user.id });
     if (!existing) {
       tx.create(Membership, { team: team.id, user: user.id, role });
@@ -84,7 +81,7 @@ export async function setTeamUser(em: EntityManager, actor: Actor, team: Team, u
 
 export async function removeTeamUser(em: EntityManager, actor: Actor, team: Team, userId: number): Promise<void> {
   await em.transactional(async (tx) => {
-    await lockTeam(tx, team.id);
+    await lockTeamRow(tx, team.id);
     const membership = await tx.findOne(Membership, { team: team.id, user: userId }, { populate: ['user'] });
     if (!membership) throw notFound('team member');
     if (team.isDefault && foldCase(membership.user.username) === foldCase(team.name)) {
