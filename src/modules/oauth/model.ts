@@ -15,6 +15,7 @@ import { hashToken } from '../auth/tokens.ts';
 import type { User } from '../users/user.entity.ts';
 import { findClient, secretMatches } from './clients.ts';
 import { AuthorizationCode, OAuthGrant, RefreshToken, type OAuthClient } from './oauth.entity.ts';
+import { upsertGrant } from './oauth.repository.ts';
 import { revokeFamily } from './revocation.ts';
 import { scopeList, tokenScopeOf } from './scopes.ts';
 
@@ -48,11 +49,7 @@ export function toLibraryClient(row: OAuthClient, settings: OAuthSettings): Libr
 
 /** Records (or widens) that the user authorized the app: listed, revocable, and it skips the next consent. */
 export async function recordGrant(em: EntityManager, userId: number, clientRowId: number, scope: 'read' | 'write'): Promise<void> {
-  await em.execute(
-    `insert into oauth_grants (user_id, client_id, scope, created_at, updated_at) values (?, ?, ?, ?, ?)
-     on conflict (user_id, client_id) do update set scope = case when oauth_grants.scope = 'write' then 'write' else excluded.scope end, updated_at = excluded.updated_at`,
-    [userId, clientRowId, scope, currentTime(), currentTime()],
-  );
+  await upsertGrant(em, userId, clientRowId, scope, currentTime());
 }
 
 export async function grantCovers(em: EntityManager, userId: number, clientRowId: number, scope: 'read' | 'write'): Promise<boolean> {

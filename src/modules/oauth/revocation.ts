@@ -5,35 +5,43 @@ import { forgetToken } from '../../http/auth.ts';
 import { currentTime } from '../../db/timestamps.ts';
 import { Token } from '../auth/token.entity.ts';
 import { OAuthClient, OAuthGrant, RefreshToken } from './oauth.entity.ts';
+import {
+  deleteAppTokensOfUser,
+  deleteClientTokens,
+  deleteExpiredCodesAndRefreshTokens,
+  deleteFamilyTokens,
+  deleteTokenById,
+  deleteUserToken,
+} from './oauth.repository.ts';
 
-async function deleteTokens(em: EntityManager, where: string, parameters: unknown[]): Promise<number> {
-  const rows = await em.execute<{ id: number }[]>(`delete from tokens where ${where} returning id`, parameters);
-  for (const { id } of rows) forgetToken(id);
-  return rows.length;
+/** Forgets the deleted tokens in this process's token cache; how many there were. */
+function forgetTokens(ids: readonly number[]): number {
+  for (const id of ids) forgetToken(id);
+  return ids.length;
 }
 
 /** Every access and refresh token of one grant (a code exchange or password grant and the refreshes after it). */
 export async function revokeFamily(em: EntityManager, family: string): Promise<void> {
-  await deleteTokens(em, 'family = ?', [family]);
+  forgetTokens(await deleteFamilyTokens(em, family));
   await em.nativeDelete(RefreshToken, { family });
 }
 
 /** An app's access to a user: the grant, and every token the app holds for the user. */
 export async function revokeAppForUser(em: EntityManager, userId: number, clientId: number): Promise<void> {
-  await deleteTokens(em, 'user_id = ? and client_id = ?', [userId, clientId]);
+  forgetTokens(await deleteAppTokensOfUser(em, userId, clientId));
   await em.nativeDelete(RefreshToken, { user: userId, client: clientId });
   await em.nativeDelete(OAuthGrant, { user: userId, client: clientId });
 }
 
 /** An app, with every code, token and authorization it had (the rows cascade; the tokens are forgotten here). */
 export async function revokeClient(em: EntityManager, clientRowId: number): Promise<void> {
-  await deleteTokens(em, 'client_id = ?', [clientRowId]);
+  forgetTokens(await deleteClientTokens(em, clientRowId));
   await em.nativeDelete(OAuthClient, { id: clientRowId });
 }
 
 /** One access token by id (its family's refresh tokens stay: revoke the family to end the grant). */
 export async function revokeTokenById(em: EntityManager, userId: number, tokenId: number): Promise<boolean> {
-  return (await deleteTokens(em, 'id = ? and user_id = ?', [tokenId, userId])) > 0;
+  return forgetTokens(await deleteUserToken(em, userId, tokenId)) > 0;
 }
 
 /** RFC 7009: an access or refresh token presented by the app it was issued to. Unknown tokens are no error. */
@@ -44,12 +52,11 @@ export async function revokePresentedToken(em: EntityManager, clientRowId: numbe
     return;
   }
   const access = await em.findOne(Token, { tokenHash, clientId: clientRowId });
-  if (access) await deleteTokens(em, 'id = ?', [access.id]);
+  if (access) forgetTokens(await deleteTokenById(em, access.id));
 }
 
 /** Drops codes and refresh tokens that can no longer be used (run now and then, cheap). */
 export async function sweepExpired(em: EntityManager): Promise<void> {
   const now = currentTime();
-  await em.execute('delete from oauth_codes where expires_at < ?', [new Date(now.getTime() - 86_400_000)]);
-  await em.execute('delete from oauth_refresh_tokens where expires_at < ?', [now]);
+  await deleteExpiredCodesAndRefreshTokens(em, new Date(now.getTime() - 86_400_000), now);
 }
