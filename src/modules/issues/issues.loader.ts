@@ -13,6 +13,7 @@ import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';
 import { Issue } from './issue.entity.ts';
 import type { IssueView } from './issue.presenter.ts';
+import { issueTagRows } from './issues.repository.ts';
 
 /** An issue with the relations its presentation reads; its `note` must be loaded with its team. */
 export type LoadedIssue = Loaded<Issue, 'fromUser' | 'toUser'>;
@@ -36,11 +37,7 @@ export async function requireIssueInNote(em: EntityManager, noteId: number, inde
 export async function tagsOfIssues(em: EntityManager, issueIds: readonly number[]): Promise<Map<number, string[]>> {
   const tags = new Map<number, string[]>();
   if (issueIds.length === 0) return tags;
-  const rows = await em.execute<{ issue_id: number; name: string }[]>(
-    `select it.issue_id, t.name from issue_tags it join tags t on t.id = it.tag_id
-      where it.issue_id = any(?::int[]) order by it.added_order`,
-    [`{${issueIds.join(',')}}`],
-  );
+  const rows = await issueTagRows(em, issueIds);
   for (const row of rows) {
     const list = tags.get(row.issue_id);
     if (list) list.push(row.name);

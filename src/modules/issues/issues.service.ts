@@ -14,6 +14,7 @@ import { foldCase } from '../text/fold.ts';
 import type { User } from '../users/user.entity.ts';
 import { findUserByUsername } from '../users/users.service.ts';
 import { Issue } from './issue.entity.ts';
+import { insertIssueTags, insertNoteTags, issueTagKeys, noteTagIds } from './issues.repository.ts';
 
 /** At most this many tags on one issue (design.md, Limits). */
 export const TAGS_PER_ISSUE = 100;
@@ -143,11 +144,7 @@ export async function addIssueTags(em: EntityManager, actor: Actor, note: Note, 
   if (wanted.length === 0) return;
   await em.transactional(async (tx) => {
     const locked = await tx.findOneOrFail(Issue, issue.id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    const existing = await tx.execute<{ name_key: string }[]>(
-      'select t.name_key from issue_tags it join tags t on t.id = it.tag_id where it.issue_id = ?',
-      [locked.id],
-    );
-    const has = new Set(existing.map((row) => row.name_key));
+    const has = await issueTagKeys(tx, locked.id);
     const adding = wanted.filter((tag) => !has.has(tag.key));
     if (adding.length === 0) return;
     if (has.size + adding.length > TAGS_PER_ISSUE) {
@@ -158,21 +155,10 @@ export async function addIssueTags(em: EntityManager, actor: Actor, note: Note, 
     const now = currentTime();
     // in one order for everyone (two additions of `a, b` and `b, a` would otherwise wait on each other's new rows)
     const byKey = [...adding].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    await tx.execute(
-      `insert into tags (note_id, name, name_key, created_at) values ${byKey.map(() => '(?, ?, ?, ?)').join(', ')}
-       on conflict (note_id, name_key) do nothing`,
-      byKey.flatMap((tag) => [note.id, tag.name, tag.key, now]),
-    );
-    const tags = await tx.execute<{ id: number; name_key: string }[]>(
-      `select id, name_key from tags where note_id = ? and name_key in (${adding.map(() => '?').join(', ')})`,
-      [note.id, ...adding.map((tag) => tag.key)],
-    );
-    const idOf = new Map(tags.map((tag) => [tag.name_key, tag.id]));
+    await insertNoteTags(tx, note.id, byKey, now);
+    const idOf = await noteTagIds(tx, note.id, adding.map((tag) => tag.key));
     // one row each, in the order given: `added_order` follows the insertion
-    await tx.execute(
-      `insert into issue_tags (issue_id, tag_id) values ${adding.map(() => '(?, ?)').join(', ')} on conflict do nothing`,
-      adding.flatMap((tag) => [locked.id, idOf.get(tag.key)!]),
-    );
+    await insertIssueTags(tx, locked.id, adding.map((tag) => idOf.get(tag.key)!));
     locked.updatedAt = currentTime();
     await recordEvent(tx, { type: 'issue.updated', actor, note, issue: locked, changed: ['tags'], assignee: null });
   });
