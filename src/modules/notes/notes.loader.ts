@@ -3,55 +3,18 @@
 import type { Reader } from '../../cache/memory.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { can } from '../access/policy.ts';
-import { aliasedColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
-
 import { membersOf, teamView } from '../teams/teams.loader.ts';
 import type { TeamView } from '../teams/team.presenter.ts';
-import { Team } from '../teams/team.entity.ts';
+import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
 import type { NoteView } from './note.presenter.ts';
+import { forksThatCanPull, notesWithTeams } from './notes.repository.ts';
+
+// for pages.repository.ts, which embeds the condition in its statements
+export { originalChangedSql } from './notes.repository.ts';
 
 /** How every list of notes is ordered: most recently updated first, newest first among equals. */
 export const recentFirst = { updatedAt: 'desc', id: 'desc' } as const;
-
-/** Forks (of those given) whose original has a page version the fork has not taken in yet. */
-/**
- * SQL condition: the original (`originalId`, an SQL expression) has a change the fork (`fork`, a table alias) has not
- * pulled: a page the fork has whose latest version is not that fork page's base, a page created in the original
- * since the fork's last pull that the fork lacks (what pullFork copies in), a page the fork deleted that the
- * original changed since (a `delete_modify` to resolve), or a fork page whose original page was deleted (pulling
- * deletes it, or asks). A page the fork deleted on purpose, and that did not change since, counts for nothing.
- */
-export function originalChangedSql(fork: string, originalId: string): string {
-  return `(exists (
-    select 1 from pages original_page
-      join page_versions latest on latest.page_id = original_page.id and latest.index = original_page.version_sequence
-     where original_page.note_id = ${originalId}
-       and (exists (select 1 from pages fork_page
-                     where fork_page.note_id = ${fork}.id and fork_page.origin_page_id = original_page.id
-                       and fork_page.base_version_id is distinct from latest.id)
-            or exists (select 1 from fork_deletions deleted
-                        where deleted.note_id = ${fork}.id and deleted.upstream_page_id = original_page.id
-                          and deleted.base_version_id is distinct from latest.id)
-            or (original_page.created_at >= coalesce(${fork}.pulled_at, ${fork}.created_at)
-                and not exists (select 1 from pages fork_page
-                                 where fork_page.note_id = ${fork}.id and fork_page.origin_page_id = original_page.id)
-                and not exists (select 1 from fork_deletions deleted
-                                 where deleted.note_id = ${fork}.id and deleted.upstream_page_id = original_page.id))))
-    or exists (select 1 from pages fork_page
-                where fork_page.note_id = ${fork}.id and fork_page.upstream_page_id is not null and fork_page.origin_page_id is null))`;
-}
-
-async function forksThatCanPull(em: EntityManager, forkIds: readonly number[]): Promise<Set<number>> {
-  if (forkIds.length === 0) return new Set();
-  const rows = await em.execute<{ id: number }[]>(
-    `select fork.id from notes fork
-      where fork.id = any(?::int[]) and fork.forked_from_id is not null
-        and ${originalChangedSql('fork', 'fork.forked_from_id')}`,
-    [`{${forkIds.join(',')}}`],
-  );
-  return new Set(rows.map((row) => row.id));
-}
 
 /**
  * The notes of these ids with their teams, in one prepared statement (no ORM query building: search answers 100 notes
@@ -59,20 +22,7 @@ async function forksThatCanPull(em: EntityManager, forkIds: readonly number[]): 
  */
 export async function notesByIds(em: EntityManager, ids: readonly number[]): Promise<Note[]> {
   if (ids.length === 0) return [];
-  const rows = await preparedQuery<Record<string, unknown>>(
-    em,
-    'notes_by_ids',
-    `select ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}
-       from notes n join teams t on t.id = n.team_id
-      where n.id = any($1::int[])`,
-    [`{${ids.join(',')}}`],
-  );
-  const byId = new Map<number, Note>();
-  for (const row of rows) {
-    mapAliased(em, Team, row, 't');
-    const note = mapAliased(em, Note, row, 'n')!;
-    byId.set(note.id, note);
-  }
+  const byId = new Map((await notesWithTeams(em, ids)).map((note) => [note.id, note]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 

@@ -5,6 +5,7 @@ import { conflict } from '../errors.ts';
 import { recordEvent, type Actor } from '../events/events.ts';
 import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
+import { deleteNoteRow } from './notes.repository.ts';
 
 export type NoteFields = {
   title: string;
@@ -72,6 +73,6 @@ export async function deleteNote(em: EntityManager, actor: Actor, note: Note): P
   await em.transactional(async (tx) => {
     await recordEvent(tx, { type: 'note.deleted', actor, note });
     await tx.flush();
-    await tx.execute('delete from notes where id = ?', [note.id]);
+    await deleteNoteRow(tx, note.id);
   });
 }

@@ -3,7 +3,7 @@
 // (merge.service.ts). Page trees are copied and re-based set-based, so these statements take and return whole sets
 // (ids as int[] literals) where the entity API would write a row at a time.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { originalChangedSql } from '../notes/notes.loader.ts';
+import { originalChangedSql } from '../notes/notes.repository.ts';
 
 const intArray = (ids: readonly (number | string)[]): string => `{${ids.join(',')}}`;
 
