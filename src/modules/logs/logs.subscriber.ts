@@ -7,6 +7,7 @@ import type { CommentedObject } from '../comments/comment.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { subscribe, type DomainEvent } from '../events/events.ts';
 import { Log, type LogType } from './log.entity.ts';
+import { keepEntriesOfDeletedNote } from './logs.repository.ts';
 
 /** What was done, as the Log schema's `action` enum names it. */
 export type LogAction = 'create' | 'update' | 'delete' | 'restore' | 'move' | 'fork' | 'pull' | 'open' | 'close' | 'merge' | 'add_user' | 'update_user' | 'remove_user';
@@ -147,18 +148,6 @@ function requestEntry(event: Extract<DomainEvent, { type: `request.${string}` }>
     requestId: event.request.id,
     summary: { request_id: event.request.id, index: event.request.index, title: `request #${event.request.index}`, from_note_id: event.request.fromNote.id },
   };
-}
-
-/**
- * The entries about a note and what was inside it outlive the note (their `note_id` becomes null when it goes):
- * before it goes, each keeps in its summary what says who may still read it and what it was about.
- */
-async function keepEntriesOfDeletedNote(em: EntityManager, note: Note): Promise<void> {
-  await em.execute(
-    `update logs set summary = coalesce(summary, '{}'::jsonb) || jsonb_build_object('note_id', ?::int, 'note_title', ?::text, 'is_private', ?::boolean)
-      where note_id = ?`,
-    [note.id, note.title, note.isPrivate, note.id],
-  );
 }
 
 async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
