@@ -5,13 +5,14 @@
 import { tags, type Tag } from '../../cache/tags.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { aliasedColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
+import { mapAliased } from '../../db/rows.ts';
 import { confirmToken, requireLiveToken } from '../../http/auth.ts';
 import { forbidden, notFound } from '../errors.ts';
 import { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
 import { Team } from '../teams/team.entity.ts';
 import { foldCase } from '../text/fold.ts';
+import { noteScopeRow, pageScopeRow, teamScopeRow, type ScopeRow } from './access.repository.ts';
 import type { Caller } from './caller.ts';
 import { actionTargets, can, deniedMessage, type Action, type Requirement, type Role, type Subject, type TargetArgument } from './policy.ts';
 
@@ -97,23 +98,12 @@ export function checkDeclaredAction(operationId: string, action: Requirement, au
   throw new Error(`${operationId} declares the action ${action}, but its handler authorized only: ${[...authorized].join(', ') || 'nothing'}`);
 }
 
-type Row = Record<string, unknown>;
-
 /**
  * The team named `name` with the caller's role in it, or undefined. Names compare by foldCase (text/fold.ts), as
  * findTeam does: the key is computed here and matched to the stored `teams.name_key`, through its unique index.
  */
 export async function findTeamScope(em: EntityManager, caller: Caller, name: string): Promise<TeamScope | undefined> {
-  const rows = await preparedQuery<Row>(
-    em,
-    'scope_team',
-    `select k.token_alive, ${aliasedColumns(em, Team, 't')}, m.role as "role"
-       from (select exists (select 1 from tokens where id = $3 and (expires_at is null or expires_at > now())) as token_alive) k
-       left join teams t on t.name_key = $1
-       left join memberships m on m.team_id = t.id and m.user_id = $2`,
-    [foldCase(name), caller.user.id, caller.tokenId],
-  );
-  const row = rows[0]!;
+  const row = await teamScopeRow(em, foldCase(name), caller.user.id, caller.tokenId);
   requireLiveToken(caller, row.token_alive === true);
   if (row['t.id'] === null) return undefined;
   return { kind: 'team', caller, team: mapAliased(em, Team, row, 't')!, role: (row.role ?? undefined) as Role };
@@ -127,20 +117,10 @@ export async function loadTeamScope(em: EntityManager, caller: Caller, name: str
 
 export async function loadNoteScope(em: EntityManager, caller: Caller, teamName: string, noteRef: string): Promise<NoteScope> {
   const { id, slug } = noteReference(noteRef);
-  const rows = await preparedQuery<Row>(
-    em,
-    'scope_note',
-    `select k.token_alive, ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}, m.role as "role"
-       from (select exists (select 1 from tokens where id = $5 and (expires_at is null or expires_at > now())) as token_alive) k
-       left join teams t on t.name_key = $1
-       left join notes n on n.team_id = t.id and (n.id = $2 or n.slug = $3)
-       left join memberships m on m.team_id = t.id and m.user_id = $4`,
-    [foldCase(teamName), id, slug, caller.user.id, caller.tokenId],
-  );
-  return noteScopeFrom(em, caller, rows[0]);
+  return noteScopeFrom(em, caller, await noteScopeRow(em, foldCase(teamName), { id, slug }, caller.user.id, caller.tokenId));
 }
 
-function noteScopeFrom(em: EntityManager, caller: Caller, row: Row | undefined): NoteScope {
+function noteScopeFrom(em: EntityManager, caller: Caller, row: ScopeRow | undefined): NoteScope {
   requireLiveToken(caller, row?.token_alive === true);
   if (!row || row['t.id'] === null) throw notFound('team');
   const team = mapAliased(em, Team, row, 't')!;
@@ -152,25 +132,14 @@ function noteScopeFrom(em: EntityManager, caller: Caller, row: Row | undefined):
 
 export async function loadPageScope(em: EntityManager, caller: Caller, teamName: string, noteRef: string, pageId: number): Promise<PageScope> {
   const { id, slug } = noteReference(noteRef);
-  const rows = await preparedQuery<Row>(
+  const row = await pageScopeRow(
     em,
-    'scope_page',
-    `select k.token_alive, ${aliasedColumns(em, Team, 't')}, ${aliasedColumns(em, Note, 'n')}, ${aliasedColumns(em, Page, 'p')},
-            m.role as "role", om.role as "original_role", o.team_id as "original_team_id",
-            (select max(r.id) from revisions r where r.kind = 'n' and r.target_id = n.id) as "note_revision",
-            (select max(r.id) from revisions r where r.kind = 't' and r.target_id = t.id) as "team_revision",
-            (select max(r.id) from revisions r where r.kind = 'n' and r.target_id = o.id) as "original_revision",
-            (select max(r.id) from revisions r where r.kind = 't' and r.target_id = o.team_id) as "original_team_revision"
-       from (select exists (select 1 from tokens where id = $6 and (expires_at is null or expires_at > now())) as token_alive) k
-       left join teams t on t.name_key = $1
-       left join notes n on n.team_id = t.id and (n.id = $2 or n.slug = $3)
-       left join memberships m on m.team_id = t.id and m.user_id = $4
-       left join pages p on p.id = $5 and p.note_id = n.id
-       left join notes o on o.id = n.forked_from_id
-       left join memberships om on om.team_id = o.team_id and om.user_id = $4`,
-    [foldCase(teamName), id, slug, caller.user.id, Number.isSafeInteger(pageId) && pageId <= LARGEST_ID ? pageId : -1, caller.tokenId],
+    foldCase(teamName),
+    { id, slug },
+    caller.user.id,
+    Number.isSafeInteger(pageId) && pageId <= LARGEST_ID ? pageId : -1,
+    caller.tokenId,
   );
-  const row = rows[0];
   const scope = noteScopeFrom(em, caller, row);
   const page = mapAliased(em, Page, row!, 'p');
   if (!page) throw notFound('page');
