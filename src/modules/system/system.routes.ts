@@ -7,6 +7,7 @@ import type { Orm } from '../../db/database.ts';
 import { HttpError } from '../../http/errors.ts';
 import { asProblem, plainRouter } from '../../http/input-guard.ts';
 import { openApiDocumentPath } from '../../http/openapi.ts';
+import { pingDatabase } from './system.repository.ts';
 
 export const docsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'index.html');
 
@@ -23,7 +24,7 @@ export function systemRoutes({ orm }: { orm: Orm }): express.Router {
       GET: async (req, res) => {
         if (readiness.shuttingDown) throw new HttpError(503, 'shutting_down', 'the server is shutting down');
         try {
-          await orm.em.fork().execute('select 1');
+          await pingDatabase(orm.em.fork());
         } catch (error) {
           req.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'database not ready');
           throw new HttpError(503, 'database_unavailable', 'the database does not answer');
