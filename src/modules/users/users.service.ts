@@ -5,6 +5,7 @@ import { usernameProblem } from '../teams/names.ts';
 import { Membership, Team } from '../teams/team.entity.ts';
 import { foldCase } from '../text/fold.ts';
 import { User } from './user.entity.ts';
+import { nameKeyIsTaken } from './users.repository.ts';
 
 export type NewUser = { username: string; name?: string | undefined; lang?: 'en' | 'ja' | undefined };
 
@@ -18,12 +19,7 @@ export async function findUserByUsername(em: EntityManager, username: string): P
  * compared by foldCase with the stored keys (migration 0013).
  */
 export async function nameIsTaken(em: EntityManager, name: string): Promise<boolean> {
-  const key = foldCase(name);
-  const rows = await em.execute<{ taken: boolean }[]>(
-    'select exists (select 1 from teams where name_key = ?) or exists (select 1 from users where username_key = ?) as taken',
-    [key, key],
-  );
-  return rows[0]?.taken === true;
+  return nameKeyIsTaken(em, foldCase(name));
 }
 
 /** Creates a user with their default team (named after them, `is_default`, the user its manager). */
