@@ -3,9 +3,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { notFound } from '../errors.ts';
-import { budgetedPageOfEntities, type TextBudget } from '../../db/rows.ts';
+import type { TextBudget } from '../../db/rows.ts';
 import type { BudgetedPage } from '../../http/pagination.ts';
-import { embeddedTextBytes } from './notifications.repository.ts';
+import { markUnreadRead, readableNotifications } from './notifications.repository.ts';
 import { foldCase } from '../text/fold.ts';
 import { Notification } from './notification.entity.ts';
 
@@ -20,16 +20,9 @@ const readState = (state: NotificationFilter['state']) => (state === 'all' ? nul
 
 /** One page of the recipient's notifications, newest first, with the total: one statement (two past the end). */
 export async function findNotifications(em: EntityManager, userId: number, filter: NotificationFilter, budget: TextBudget): Promise<{ notifications: Notification[]; total: number; page: BudgetedPage }> {
-  const where = `from notifications x
-      join notes n on n.id = x.note_id
-      left join memberships m on m.team_id = n.team_id and m.user_id = x.user_id
-     where x.user_id = ? and (not n.is_private or m.id is not null)
-       and (?::boolean is null or x.is_read = ?::boolean)
-       and (?::text is null or n.team_id = (select id from teams where name_key = ?::text))`;
   const state = readState(filter.state);
   const team = teamKey(filter.team);
-  const parameters = [userId, state, state, team, team];
-  const { items, total, page: results } = await budgetedPageOfEntities(em, Notification, 'x', where, parameters, 'x.id desc', embeddedTextBytes('x'), budget);
+  const { items, total, page: results } = await readableNotifications(em, userId, state, team, budget);
   return { notifications: items, total, page: results };
 }
 
@@ -49,13 +42,5 @@ export async function toggleNotification(em: EntityManager, notification: Notifi
 
 /** Marks every unread notification of the user read (only those about notes of `team`, when given): one statement. */
 export async function markAllRead(em: EntityManager, userId: number, team: string | undefined): Promise<number> {
-  const key = teamKey(team);
-  const rows = await em.execute<{ id: number }[]>(
-    `update notifications x set is_read = true, updated_at = ?
-      where x.user_id = ? and not x.is_read
-        and (?::text is null or x.note_id in (select n.id from notes n join teams t on t.id = n.team_id where t.name_key = ?::text))
-      returning x.id`,
-    [currentTime(), userId, key, key],
-  );
-  return rows.length;
+  return markUnreadRead(em, userId, teamKey(team), currentTime());
 }
