@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../generated/client/client/index.ts';
 import { searchNotes } from '../../generated/client/index.ts';
 import { reindex, reindexIfEmpty } from '../../src/modules/search/search.indexer.ts';
-import { BIG_RESULT } from '../../src/modules/search/search.query.ts';
+import { BIG_RESULT } from '../../src/modules/search/search.repository.ts';
 import { candidates } from '../../src/modules/search/search.stats.ts';
 import { parseQuery } from '../../src/modules/search/query.ts';
 import { createLogger } from '../../src/http/logger.ts';

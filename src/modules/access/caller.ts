@@ -2,7 +2,7 @@
 // per request; handlers and policies read it.
 import type { TokenScope } from '../auth/token.entity.ts';
 import type { User } from '../users/user.entity.ts';
-import type { Actor } from '../events/events.ts';
+import type { Actor } from '../events/domain-events.ts';
 
 export type Caller = {
   /** The user, as read when the token was looked up (a snapshot: never pass it to an entity manager, use its id). */

@@ -6,7 +6,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DomainEvent } from './domain-events.ts';
 import { insertChange, type ChangeData } from './events.repository.ts';
 
-export type { ChangeData, ChangeRow } from './events.repository.ts';
 
 /** The team a change belongs to (none for a team's creation or deletion: no one outside it could hear of it). */
 export function teamOf(event: DomainEvent): number | undefined {

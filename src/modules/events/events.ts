@@ -7,7 +7,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendChange } from './change-log.ts';
 import type { DomainEvent } from './domain-events.ts';
 
-export type { Actor, DomainEvent, EventType } from './domain-events.ts';
 
 export type Subscriber = (em: EntityManager, event: DomainEvent) => Promise<void>;
 

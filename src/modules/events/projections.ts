@@ -12,7 +12,7 @@
 // database's included; a search reindex) holds the projections back until it ends. They lag then; nothing is lost.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../../http/logger.ts';
-import type { ChangeRow } from './change-log.ts';
+import type { ChangeRow } from './events.repository.ts';
 import { changesAfter, createCursorAtEnd, cursorBehind, lastChangeId, moveCursor, nextChangeId, takeCursor } from './events.repository.ts';
 
 export type Projection = {

@@ -5,7 +5,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import type { CommentedObject } from '../comments/comment.entity.ts';
 import type { Note } from '../notes/note.entity.ts';
-import { subscribe, type DomainEvent } from '../events/events.ts';
+import { subscribe } from '../events/events.ts';
+import type { DomainEvent } from '../events/domain-events.ts';
 import { Log, type LogType } from './log.entity.ts';
 import { keepEntriesOfDeletedNote } from './logs.repository.ts';
 

@@ -11,7 +11,6 @@ import type { NoteView } from './note.presenter.ts';
 import { forksThatCanPull, notesWithTeams } from './notes.repository.ts';
 
 // for pages.repository.ts, which embeds the condition in its statements
-export { originalChangedSql } from './notes.repository.ts';
 
 /** How every list of notes is ordered: most recently updated first, newest first among equals. */
 export const recentFirst = { updatedAt: 'desc', id: 'desc' } as const;

@@ -2,7 +2,8 @@
 // called (the handlers ask the policy table); here only what the data itself forbids is checked.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict } from '../errors.ts';
-import { recordEvent, type Actor } from '../events/events.ts';
+import { recordEvent } from '../events/events.ts';
+import type { Actor } from '../events/domain-events.ts';
 import type { Team } from '../teams/team.entity.ts';
 import { Note } from './note.entity.ts';
 import { deleteNoteRow } from './notes.repository.ts';

@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { aliasedColumns, jsonColumns, preparedQuery } from '../../db/rows.ts';
 import { Note } from '../notes/note.entity.ts';
-import { originalChangedSql } from '../notes/notes.loader.ts';
+import { originalChangedSql } from '../notes/notes.repository.ts';
 import { Team } from '../teams/team.entity.ts';
 import { Page } from './page.entity.ts';
 

@@ -4,7 +4,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
 import { conflict, unprocessable, type DomainError } from '../errors.ts';
-import { recordEvent, type Actor } from '../events/events.ts';
+import { recordEvent } from '../events/events.ts';
+import type { Actor } from '../events/domain-events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
 import { ancestries, deletePageRow, keepACover, lockNoteRow, nextPosition, rememberForkDeletions, subtreeHeight } from './pages.repository.ts';

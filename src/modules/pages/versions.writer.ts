@@ -5,7 +5,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { preconditionFailed } from '../errors.ts';
-import type { Actor } from '../events/events.ts';
+import type { Actor } from '../events/domain-events.ts';
 import { renderDiff } from './diff.ts';
 import { Page, PageVersion } from './page.entity.ts';
 import { pageEtag } from './page.presenter.ts';

@@ -6,7 +6,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { copyAttachmentsToFork } from '../attachments/attachments.service.ts';
-import { recordEvent, type Actor } from '../events/events.ts';
+import { recordEvent } from '../events/events.ts';
+import type { Actor } from '../events/domain-events.ts';
 import { Note } from '../notes/note.entity.ts';
 import type { Team } from '../teams/team.entity.ts';
 import { copyPagesIntoFork, forkCopyOf, linkForkParents } from './requests.repository.ts';

@@ -10,7 +10,6 @@ import {
 } from './merge/pages.ts';
 import { requestPageContents, requestPageRows, type RequestPageRow } from './requests.repository.ts';
 
-export type { RequestPageRow };
 
 /** The page a request page's conflicts and resolutions name: the fork's page, or the original's for a `delete`. */
 export const conflictPageId = (row: RequestPageRow): number => row.from_page_id ?? row.to_page_id ?? 0;

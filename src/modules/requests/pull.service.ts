@@ -6,7 +6,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
 import { currentTime } from '../../db/timestamps.ts';
-import { recordEvent, type Actor } from '../events/events.ts';
+import { recordEvent } from '../events/events.ts';
+import type { Actor } from '../events/domain-events.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
 import { lockTree, movePage, removePage } from '../pages/tree.service.ts';

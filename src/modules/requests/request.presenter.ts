@@ -5,7 +5,8 @@ import type { Urls } from '../../http/urls.ts';
 import { can, type Subject } from '../access/policy.ts';
 import { presentUser, type UserFields } from '../users/user.presenter.ts';
 import type { MergeRequest } from './merge-request.entity.ts';
-import type { Mergeability, RequestPageRow } from './merge-state.ts';
+import type { Mergeability } from './merge-state.ts';
+import type { RequestPageRow } from './requests.repository.ts';
 
 export type RequestView = {
   request: MergeRequest;

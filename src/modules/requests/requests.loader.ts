@@ -11,7 +11,8 @@ import { shared } from '../../http/json.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';
 import { MergeRequest } from './merge-request.entity.ts';
-import { LIST_CONTENT_BYTES, loadRequestPages, mergeabilityOf, type RequestPageRow } from './merge-state.ts';
+import { LIST_CONTENT_BYTES, loadRequestPages, mergeabilityOf } from './merge-state.ts';
+import type { RequestPageRow } from './requests.repository.ts';
 import type { RequestView } from './request.presenter.ts';
 
 export type LoadedRequest = Loaded<MergeRequest, 'user' | 'fromNote' | 'fromNote.team' | 'toNote' | 'toNote.team'>;

@@ -5,7 +5,7 @@
 // with its note, page, issue or comment by foreign key (migration 0008). A note moved to another team, or made
 // private, needs nothing either: who may read a document is decided by the note's row at search time.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ChangeRow } from '../events/change-log.ts';
+import type { ChangeRow } from '../events/events.repository.ts';
 import { project } from '../events/projections.ts';
 import { documentsOf, writeDocuments, type DocumentKind } from './search.indexer.ts';
 

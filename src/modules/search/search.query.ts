@@ -23,7 +23,6 @@ import { BIG_RESULT, rankedSearch, walkedSearch, WINDOW_LENGTH, type DocumentKin
 import { candidates } from './search.stats.ts';
 import type { Logger } from '../../http/logger.ts';
 
-export { BIG_RESULT, MATCHES_PER_NOTE, type Branch, type SearchOrder } from './search.repository.ts';
 
 export type SearchRequest = {
   query: ParsedQuery;

@@ -4,7 +4,8 @@
 import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, notFound, unprocessable } from '../errors.ts';
-import { recordEvent, type Actor } from '../events/events.ts';
+import { recordEvent } from '../events/events.ts';
+import type { Actor } from '../events/domain-events.ts';
 import { foldCase } from '../text/fold.ts';
 import { nameIsTaken, findUserByUsername } from '../users/users.service.ts';
 import { teamNameProblem } from './names.ts';

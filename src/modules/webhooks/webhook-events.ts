@@ -1,7 +1,7 @@
 // What a webhook is sent: the event kinds it may ask for, and the thin message for each domain event (ids and the
 // actor, never the objects themselves: the receiver reads them through the API, with its own rights).
-import type { ChangeRow } from '../events/change-log.ts';
-import type { EventType } from '../events/events.ts';
+import type { ChangeRow } from '../events/events.repository.ts';
+import type { EventType } from '../events/domain-events.ts';
 
 /**
  * Every domain event of a team, by kind. `team.created` and `team.deleted` are left out: a team has no webhooks

@@ -3,7 +3,7 @@
 // one INSERT ... SELECT, in the transaction that moves the projection's cursor (so a change is put in the outbox
 // exactly once, and a change that rolled back was never in the log). The worker (webhooks.worker.ts) delivers them.
 import { randomBytes } from 'node:crypto';
-import type { ChangeRow } from '../events/change-log.ts';
+import type { ChangeRow } from '../events/events.repository.ts';
 import { project } from '../events/projections.ts';
 import { isWebhookEvent, messageBody } from './webhook-events.ts';
 import { insertOutboxMessages } from './webhooks.repository.ts';
