@@ -43,9 +43,12 @@ import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from '.
 
 // ------------------------------------------------------------------------------------------------ goals and cases
 
-/** Service req/s ÷ baseline req/s (read) and ÷ floor req/s (write: spread over 50 pages, one per connection) must reach these. */
+/**
+ * Service req/s ÷ baseline req/s (read) and ÷ floor req/s (write: spread over 50 pages, one per connection) must reach
+ * these (issue 18's goals: reads keep 0.6 of express serving the same bytes, writes reach half the floor).
+ */
 const RATIO_GOALS: Record<'read' | 'write', Record<Database, number>> = {
-  read: { postgres: 0.35, pglite: 0.25 },
+  read: { postgres: 0.6, pglite: 0.6 },
   write: { postgres: 0.5, pglite: 0.5 },
 };
 /** Page write on one hot page at 50 connections: service p99 ÷ the floor's p99 (same load) must stay <= this. */
