@@ -5,6 +5,7 @@
 // with its note, page, issue or comment by foreign key (migration 0008). A note moved to another team, or made
 // private, needs nothing either: who may read a document is decided by the note's row at search time.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EventType } from '../events/domain-events.ts';
 import type { ChangeRow } from '../events/events.repository.ts';
 import { project } from '../events/projections.ts';
 import { documentsOf, writeDocuments, type DocumentKind } from './search.indexer.ts';
@@ -17,46 +18,30 @@ const touchesText = (change: ChangeRow) => {
 /** What a batch of changes asks to index again: objects by kind, and notes whose every page is (written set-based). */
 export type Wanted = Record<DocumentKind, Set<number>> & { pagesOfNotes: Set<number> };
 
+/**
+ * The document a change asks to index again: its kind and where its id is in the change's data; `whenText`: only when
+ * the change touched a title, description or content.
+ */
+const REINDEXED: Partial<Record<EventType, { kind: DocumentKind; key: string; whenText?: true }>> = {
+  'note.created': { kind: 'note', key: 'note_id' },
+  'note.updated': { kind: 'note', key: 'note_id', whenText: true },
+  'page.created': { kind: 'page', key: 'page_id' },
+  'page.restored': { kind: 'page', key: 'page_id' },
+  'page.updated': { kind: 'page', key: 'page_id', whenText: true },
+  'issue.created': { kind: 'issue', key: 'issue_id' },
+  'issue.updated': { kind: 'issue', key: 'issue_id', whenText: true },
+  'comment.created': { kind: 'comment', key: 'comment_id' },
+};
+
 export function wantedBy(changes: readonly ChangeRow[]): Wanted {
   const wanted: Wanted = { note: new Set(), page: new Set(), issue: new Set(), comment: new Set(), pagesOfNotes: new Set() };
   for (const change of changes) {
-    const id = (key: string) => change.payload[key] as number;
-    switch (change.type) {
-      case 'note.created':
-        wanted.note.add(id('note_id'));
-        break;
-      case 'note.updated':
-        if (touchesText(change)) wanted.note.add(id('note_id'));
-        break;
-      case 'page.created':
-      case 'page.restored':
-        wanted.page.add(id('page_id'));
-        break;
-      case 'page.updated':
-        if (touchesText(change)) wanted.page.add(id('page_id'));
-        break;
-      case 'issue.created':
-        wanted.issue.add(id('issue_id'));
-        break;
-      case 'issue.updated':
-        if (touchesText(change)) wanted.issue.add(id('issue_id'));
-        break;
-      case 'comment.created':
-        wanted.comment.add(id('comment_id'));
-        break;
-      case 'fork.created':
-        // the new note and its copied pages
-        wanted.note.add(id('note_id'));
-        wanted.pagesOfNotes.add(id('note_id'));
-        break;
-      case 'fork.pulled':
-      case 'request.merged':
-        // the fork's pages, the original's pages
-        wanted.pagesOfNotes.add(id('note_id'));
-        break;
-      default:
-        break;
-    }
+    const noteId = change.payload.note_id as number;
+    const reindexed = REINDEXED[change.type];
+    if (reindexed && (!reindexed.whenText || touchesText(change))) wanted[reindexed.kind].add(change.payload[reindexed.key] as number);
+    // a new fork: the note and its copied pages; a pull or a merge: the pages of the note it changed
+    if (change.type === 'fork.created') wanted.note.add(noteId);
+    if (change.type === 'fork.created' || change.type === 'fork.pulled' || change.type === 'request.merged') wanted.pagesOfNotes.add(noteId);
   }
   return wanted;
 }
