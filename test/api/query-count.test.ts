@@ -134,6 +134,13 @@ describe('a page write costs a fixed number of statements', () => {
     const [generalEntry] = await em.execute<{ action: string; type: string; page_id: number; summary: Record<string, unknown> }[]>(
       'select action, type, page_id, summary from logs where page_id = ? order by id desc limit 1', [page.id]);
     expect(generalEntry).toEqual({ action: 'update', type: 'page', page_id: page.id, summary: { page_id: page.id, title: 'Second', changed: ['parent', 'content'] } });
+
+    // If-Match as a list, with the current ETag weak, or `*`: the one-statement write takes it
+    const current = (await reader.client.get(url)).headers.get('etag')!;
+    const listed = await reader.client.put(url, { json: { page: { content: 'five' } }, headers: { 'If-Match': `"page-0-1", W/${current}` } });
+    expect([listed.status, listed.body.content]).toEqual([200, 'five']);
+    const any = await reader.client.put(url, { json: { page: { content: 'six' } }, headers: { 'If-Match': '*' } });
+    expect([any.status, any.body.content]).toEqual([200, 'six']);
   });
 });
 

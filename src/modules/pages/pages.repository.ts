@@ -3,7 +3,7 @@
 // (preparedQuery, src/db/rows.ts), which node-postgres takes as `$1`.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
-import { aliasedColumns, jsonColumns, preparedQuery } from '../../db/rows.ts';
+import { aliasedColumns, jsonColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
 import { Note } from '../notes/note.entity.ts';
 import { originalChangedSql } from '../notes/notes.repository.ts';
 import { Team } from '../teams/team.entity.ts';
@@ -234,9 +234,6 @@ export async function keepDiffs(em: EntityManager, diffs: readonly { id: number;
   );
 }
 
-/** A page's title and content written by `writePageText`, with the new version's index and what changed. */
-export type WrittenText = { row: Record<string, unknown>; changed: ('title' | 'content')[] };
-
 export type PageTextWrite = {
   pageId: number;
   noteId: number;
@@ -287,7 +284,7 @@ function pageTextStatement(em: EntityManager): string {
        select $6, 'update', 'page', $8, $9, p.id, jsonb_build_object('page_id', p.id, 'title', p.title, 'changed', to_jsonb(p.changed)), $5, $5
          from p
      )
-     select ${aliasedColumns(em, Page, 'p')}, p.changed from p`;
+     select ${aliasedColumns(em, Page, 'p')} from p`;
 }
 
 /**
@@ -297,8 +294,8 @@ function pageTextStatement(em: EntityManager): string {
  * activity-log entry (what the activity-log subscriber writes) are inserted with it. Nothing when the text is
  * unchanged, the lock version is not accepted or the page is gone: the caller reads the page to tell which.
  */
-export async function writePageText(em: EntityManager, write: PageTextWrite): Promise<WrittenText | undefined> {
-  const [row] = await preparedQuery<Record<string, unknown> & { changed: ('title' | 'content')[] }>(em, 'page_text_write', pageTextStatement(em), [
+export async function writePageText(em: EntityManager, write: PageTextWrite): Promise<Page | undefined> {
+  const [row] = await preparedQuery<Record<string, unknown>>(em, 'page_text_write', pageTextStatement(em), [
     write.pageId,
     write.title ?? null,
     write.content ?? null,
@@ -310,5 +307,5 @@ export async function writePageText(em: EntityManager, write: PageTextWrite): Pr
     write.noteId,
     write.actor.username,
   ]);
-  return row === undefined ? undefined : { row, changed: row.changed };
+  return row === undefined ? undefined : mapAliased(em, Page, row, 'p');
 }

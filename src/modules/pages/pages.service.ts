@@ -4,7 +4,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
 import { oneAtATime } from '../../db/one-at-a-time.ts';
 import { currentTime } from '../../db/timestamps.ts';
-import { mapAliased } from '../../db/rows.ts';
 import { notFound, payloadTooLarge } from '../errors.ts';
 import { recordEvent } from '../events/events.ts';
 import type { Actor } from '../events/domain-events.ts';
@@ -12,7 +11,7 @@ import type { Note } from '../notes/note.entity.ts';
 import { Page, type PageVersion } from './page.entity.ts';
 import { writePageText } from './pages.repository.ts';
 import { lockTree, moveLooksValid, movePage } from './tree.service.ts';
-import { checkIfMatch, lockPage, touch, writeContent } from './versions.writer.ts';
+import { checkIfMatch, etagsNamed, lockPage, touch, writeContent } from './versions.writer.ts';
 
 export function checkContentSize(content: string | undefined, limits: Limits): void {
   if (content !== undefined && Buffer.byteLength(content, 'utf8') > limits.pageContentBytes) {
@@ -73,13 +72,12 @@ export async function updatePage(
 
 /** The lock versions an If-Match header accepts for the page; undefined for any (no header, or `*`). */
 function acceptedLockVersions(pageId: number, ifMatch: string | undefined): number[] | undefined {
-  if (ifMatch === undefined) return undefined;
+  const named = ifMatch === undefined ? undefined : etagsNamed(ifMatch);
+  if (named === undefined) return undefined;
   const accepted: number[] = [];
-  for (const candidate of ifMatch.split(',')) {
-    const value = candidate.trim().replace(/^W\//, '');
-    if (value === '*') return undefined;
-    const named = /^"page-(\d+)-(\d+)"$/.exec(value);
-    if (named && Number(named[1]) === pageId && Number.isSafeInteger(Number(named[2]))) accepted.push(Number(named[2]));
+  for (const etag of named) {
+    const parts = /^"page-(\d+)-(\d+)"$/.exec(etag);
+    if (parts && Number(parts[1]) === pageId && Number.isSafeInteger(Number(parts[2]))) accepted.push(Number(parts[2]));
   }
   return accepted;
 }
@@ -101,7 +99,7 @@ async function writeText(em: EntityManager, actor: Actor, note: Note, page: Page
     actor: { id: actor.id, username: actor.username, clientId: actor.clientId ?? null },
     now: currentTime(),
   }));
-  if (written) return mapAliased(em, Page, written.row, 'p')!;
+  if (written) return written;
   const current = await em.findOne(Page, page.id, { refresh: true });
   if (!current) throw notFound('page');
   checkIfMatch(current, ifMatch);

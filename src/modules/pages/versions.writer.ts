@@ -15,15 +15,22 @@ export async function lockPage(em: EntityManager, pageId: number): Promise<Page>
   return em.findOneOrFail(Page, pageId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
 }
 
+/** The entity tags an If-Match header names (a weak one as its opaque tag); undefined when it names `*` (any). */
+export function etagsNamed(ifMatch: string): string[] | undefined {
+  const named: string[] = [];
+  for (const candidate of ifMatch.split(',')) {
+    const value = candidate.trim().replace(/^W\//, '');
+    if (value === '*') return undefined;
+    named.push(value);
+  }
+  return named;
+}
+
 /** 412 unless `ifMatch` (absent: no condition) names the page's current ETag, or is `*`. */
 export function checkIfMatch(page: Page, ifMatch: string | undefined): void {
   if (ifMatch === undefined) return;
-  const etag = pageEtag(page);
-  const matches = ifMatch.split(',').some((candidate) => {
-    const value = candidate.trim().replace(/^W\//, '');
-    return value === '*' || value === etag;
-  });
-  if (!matches) throw preconditionFailed('the page changed since the ETag given in If-Match; fetch it again');
+  const named = etagsNamed(ifMatch);
+  if (named !== undefined && !named.includes(pageEtag(page))) throw preconditionFailed('the page changed since the ETag given in If-Match; fetch it again');
 }
 
 /**
