@@ -10,7 +10,7 @@ import { answerClientErrors } from './http/client-errors.ts';
 import { createLogger } from './http/logger.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
-import { pruneRateLimits } from './http/rate-limit.ts';
+import { pruneRateLimits } from './db/rate-limits.repository.ts';
 import { readiness } from './modules/system/system.routes.ts';
 import { reindexIfEmpty } from './modules/search/search.indexer.ts';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.ts';

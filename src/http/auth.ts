@@ -5,9 +5,9 @@
 // for a minute, keyed by the SHA-256 of the secret. A cached token is confirmed by the request's first statement
 // (the scope loaded for the handler carries `token_alive`; operations without a scope run `confirmToken`), so a token
 // revoked anywhere stops working at once; `forgetToken` drops it here too.
+import { markTokenUsed } from '../modules/auth/auth.repository.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestHandler } from 'express';
-import { currentTime } from '../db/timestamps.ts';
 import type { Caller } from '../modules/access/caller.ts';
 import { findUsableToken, hashToken } from '../modules/auth/tokens.ts';
 import { HttpError, unauthorized } from './errors.ts';
@@ -92,7 +92,7 @@ export function authenticate(options: { cache?: boolean } = {}): RequestHandler 
     }
     if (now - entry.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
       entry.lastUsedAt = now;
-      await req.em.execute('update tokens set last_used_at = ? where id = ?', [currentTime(), entry.caller.tokenId]);
+      await markTokenUsed(req.em, entry.caller.tokenId);
     }
     req.caller = { ...entry.caller, tokenConfirmed: confirmed };
     next();

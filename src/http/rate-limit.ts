@@ -16,6 +16,7 @@
 // Every answer carries the RateLimit-* headers; past the budget the answer is 429 with Retry-After.
 import type { RequestHandler } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { leaseStatement, takeLease } from '../db/rate-limits.repository.ts';
 import { HttpError } from './errors.ts';
 
 const MAX_TRACKED_KEYS = 10_000;
@@ -26,14 +27,6 @@ type Waiter = { resolve: (verdict: Verdict) => void; reject: (error: unknown) =>
 
 /** What this process holds of one key's window (`started`: the database's; `windowEnd`: on this process's clock). */
 type Lease = { started: number; windowEnd: number; used: number; left: number };
-
-/**
- * The lease handed out when `remaining` (an SQL expression) requests are left: what the requests waiting in this
- * process need (the parameter `want`), or 1/divisor of what is left if more, at most `maxLease`; never more than left.
- */
-function leaseOf(remaining: string, maxLease: number, divisor: number): string {
-  return `(case when ${remaining} <= 0 then 0 else least(${remaining}, greatest(?::int, least(${maxLease}, (${remaining}) / ${divisor}))) end)`;
-}
 
 /** A budget of `limit` requests per window of `windowSeconds` for each key, kept in `rate_limits`. */
 export class SharedBudget {
@@ -48,15 +41,7 @@ export class SharedBudget {
   constructor(limit: number, windowSeconds: number, options: { maxLease: number; leaseDivisor?: number }) {
     this.#limit = limit;
     this.#windowMs = windowSeconds * 1000;
-    const lease = (remaining: string) => leaseOf(remaining, options.maxLease, options.leaseDivisor ?? 100);
-    const expired = `r.window_start <= now() - interval '${windowSeconds} seconds'`;
-    const remaining = `(case when ${expired} then ${limit} else ${limit} - r.used end)`;
-    this.#sql = `insert into rate_limits as r (key, window_start, used, granted) values (?, now(), ${lease(String(limit))}, ${lease(String(limit))})
-      on conflict (key) do update set
-        window_start = case when ${expired} then now() else r.window_start end,
-        used = (case when ${expired} then 0 else r.used end) + ${lease(remaining)},
-        granted = ${lease(remaining)}
-      returning used, granted, (extract(epoch from window_start) * 1000)::float8 as started, (extract(epoch from now()) * 1000)::float8 as now`;
+    this.#sql = leaseStatement(limit, windowSeconds, options.maxLease, options.leaseDivisor ?? 100);
   }
 
   /** Spends one request of `key`'s budget (exceeded: none was left). */
@@ -101,8 +86,7 @@ export class SharedBudget {
   }
 
   async #take(em: EntityManager, key: string, want: number): Promise<Lease> {
-    const rows = await em.execute<{ used: number; granted: number; started: number; now: number }[]>(this.#sql, [key, want, want, want, want]);
-    const row = rows[0]!;
+    const row = await takeLease(em, this.#sql, key, want);
     const started = Number(row.started);
     // the window's end on this process's clock: what the database says is left of it, from now
     const windowEnd = Date.now() + (started + this.#windowMs - Number(row.now));
@@ -123,11 +107,6 @@ export class SharedBudget {
       exceeded,
     };
   }
-}
-
-/** Deletes the rows of windows long over (every window is a day at most); the server runs it every ten minutes. */
-export async function pruneRateLimits(em: EntityManager): Promise<void> {
-  await em.execute(`delete from rate_limits where window_start < now() - interval '1 day'`);
 }
 
 export function rateLimit(limitPerHour: number): RequestHandler {
