@@ -158,7 +158,7 @@ export type PageViewRow = {
 const headingColumns = (alias: string) =>
   `json_build_object('id', ${alias}.id, 'title', ${alias}.title, 'created_at', ${alias}.created_at, 'updated_at', ${alias}.updated_at)`;
 
-function pageViewsStatement(em: EntityManager): string {
+function pageViewsStatement(em: EntityManager, one: boolean): string {
   return `select
        v.id as "page_id",
        (with recursive up as (
@@ -177,7 +177,7 @@ function pageViewsStatement(em: EntityManager): string {
      left join notes fork on fork.id = $2
      left join notes o on o.id = $3
      left join teams ot on ot.id = o.team_id
-     where v.id = any($1::int[])`;
+     where ${one ? 'v.id = $1' : 'v.id = any($1::int[])'}`;
 }
 
 /**
@@ -187,7 +187,14 @@ function pageViewsStatement(em: EntityManager): string {
  */
 export async function pageViewRows(em: EntityManager, pageIds: readonly number[], noteId: number | null, originalId: number | null): Promise<Map<number, PageViewRow>> {
   if (pageIds.length === 0) return new Map();
-  const rows = await preparedQuery<PageViewRow>(em, 'page_views', pageViewsStatement(em), [intArray(pageIds), noteId, originalId]);
+  // one page (a read, a write's answer) has a statement of its own: PostgreSQL plans \`= any($1)\` afresh on every
+  // execution (its generic plan is costed for an array of several ids), while \`= $1\` keeps one generic plan
+  const one = pageIds.length === 1;
+  const rows = await preparedQuery<PageViewRow>(em, one ? 'page_view' : 'page_views', pageViewsStatement(em, one), [
+    one ? pageIds[0] : intArray(pageIds),
+    noteId,
+    originalId,
+  ]);
   return new Map(rows.map((row) => [row.page_id, row]));
 }
 
