@@ -488,6 +488,30 @@ export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options
  * - 422 `page_cycle`: `page[parent]` is the page itself or one of its descendants; `parent_not_found`: it is not
  * a page of this note; `tree_too_deep`: the move would put a page deeper than 32 levels.
  *
+ * **Merge-on-write** (an addition to the original contract). A write may name the version its title and content
+ * were based on, `page[base_version]` (the `version` of the page as read), so that two people editing one page
+ * lose nothing and neither has to start over:
+ *
+ * - No base: as above (the write wins; every write is kept as a version).
+ * - Base equal to the page's current version: a plain write.
+ * - Base older, `on_conflict=merge` (the default; body field `on_conflict` beside `page`, or the query
+ * parameter): the write is merged three ways, the base version against the page now (ours) and the write
+ * (theirs): blocks of the HTML first, then words inside a block both changed (`Intl.Segmenter`, so Japanese
+ * sentences without spaces merge too); the title merges as one region; a field the write leaves out is taken
+ * as unchanged since the base. Clean: a new version is saved (its `merged_from_base` says so) and the answer is
+ * 200 with the page and `merge: {"base_version", "merged_over", "result": "merged"}`. Not clean: **409
+ * `edit_conflict`**, nothing written, with `latest_version`, `latest_title`, `latest_content` and `conflicts`
+ * (`EditConflict`: `title` or `content` with each region as it is in the base, now and in the write).
+ * - Base older, `on_conflict=fail`: 409 `edit_conflict` with the same members and `conflicts: []`, without trying.
+ * - Base older, `on_conflict=overwrite`: the write wins, recorded like any other version; the answer says
+ * `merge: {"result": "overwritten", ...}`.
+ * - A merge is bounded like a request's (each side at most 2 MiB, 50,000 changed pieces, 2 s): past it, 409
+ * `edit_conflict` with `conflicts: []` and a `detail` that says so, never a wrong merge.
+ * - 422 `invalid_base_version`: the page has no such version (0, negative, past its current version).
+ * - `If-Match` keeps its HTTP meaning and is checked first: a stale one answers 412 and nothing is tried.
+ * - Moves (`page[parent]`, `page[is_cover]`) are not merged: they apply as without a base; only the title and
+ * content are.
+ *
  */
 export const updatePage = <ThrowOnError extends boolean = false>(options: Options<UpdatePageData, ThrowOnError>): RequestResult<UpdatePageResponses, UpdatePageErrors, ThrowOnError> => (options.client ?? client).put<UpdatePageResponses, UpdatePageErrors, ThrowOnError>({
     security: [{

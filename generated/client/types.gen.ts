@@ -299,6 +299,14 @@ export type Page = {
      * The parent page, without its `content`, `note`, `children` and `parent`. Absent on root pages.
      */
     parent?: PageRelative;
+    /**
+     * The index of the page's current version (the same number as `PageVersion.index` of its newest history
+     * entry): what a client read, to send back as `page[base_version]` with its next write. 0 only for a page copied
+     * into a fork that has no version of its own yet. An addition to the original contract.
+     *
+     */
+    version: number;
+    merge?: PageMergeResult;
     model: 'page';
 };
 
@@ -422,6 +430,13 @@ export type PageVersion = {
      * The author of this version; null when that user account no longer exists. (An addition to the original contract.)
      */
     user: User | null;
+    /**
+     * For a version written by `updatePage` from an older base whose changes were merged three ways with the
+     * versions written since (`on_conflict=merge`), the base version it was merged from; null for every other
+     * version. An addition to the original contract.
+     *
+     */
+    merged_from_base: number | null;
     model: 'page_version';
 };
 
@@ -944,6 +959,7 @@ export type Problem = {
      * | `still_referenced` | 409 | the object is still referred to by others |
      * | `version_conflict` | 409 | the object changed since the version the request is based on |
      * | `merge_conflict` | 409 | the changes cannot be merged without resolving conflicts |
+     * | `edit_conflict` | 409 | a page write based on an older version overlaps what was written since (`latest_version`, `latest_title`, `latest_content`, `conflicts`), or was not merged (`on_conflict=fail`, or the merge was past its bound) |
      * | `invalid_state` | 409 | the object's state does not allow this change (a merged request cannot be reopened) |
      * | `precondition_failed` | 412 | `If-Match` does not match the object's current `ETag` |
      * | `payload_too_large` | 413 | the body, a page's content, a comment or an upload is larger than its limit |
@@ -964,6 +980,7 @@ export type Problem = {
      * | `invalid_webhook_url` | 422 | a webhook URL is not absolute http(s), or its host is private, loopback or does not resolve |
      * | `unknown_event` | 422 | a webhook names an event kind that does not exist |
      * | `not_a_fork` | 422 | the note is not a fork, or its original has been deleted or cannot be read |
+     * | `invalid_base_version` | 422 | `page[base_version]` is not a version of this page |
      * | `invalid_page_version` | 422 | a page version given is not one of the fork's, or two are of the same page, or a request proposes nothing |
      * | `invalid_deleted_page` | 422 | a page in `deleted_pages` is not a page of the original that the fork deleted, or is given twice |
      * | `work_in_progress` | 422 | the request is a work in progress (draft): open it before merging |
@@ -974,7 +991,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -993,9 +1010,24 @@ export type Problem = {
         detail: string;
     }>;
     /**
-     * With `merge_conflict`, each conflicting page and its disputed regions.
+     * With `merge_conflict`, each conflicting page and its disputed regions (`MergeConflict`); with
+     * `edit_conflict`, the title and the content where they conflict (`EditConflict`), empty when no merge was tried.
+     *
      */
-    conflicts?: Array<MergeConflict>;
+    conflicts?: Array<MergeConflict | EditConflict>;
+    /**
+     * With `edit_conflict`, the page's current version (`Page.version`).
+     */
+    latest_version?: number;
+    /**
+     * With `edit_conflict`, the page's current title (`title` is the problem's own, RFC 9457).
+     *
+     */
+    latest_title?: string;
+    /**
+     * With `edit_conflict`, the page's current content.
+     */
+    latest_content?: string;
     /**
      * Id of the request in the server's logs; quote it when reporting a problem.
      */
@@ -1239,7 +1271,7 @@ export type PageInput = {
 
 /**
  * Body of `updatePage` (form `page[title]`, ...). Fields left out keep their value. Other top-level fields are
- * ignored.
+ * ignored, but for `on_conflict`.
  * Fields of the page that the service computes (everything the `Page` schema has and this one does not, e.g.
  * `page[id]`, `page[created_at]`) are accepted and ignored (`x-resource`), as old clients send them back;
  * a name the page does not have answers 400.
@@ -1264,7 +1296,22 @@ export type PageUpdateInput = {
          * True makes this page the note's cover page (the previous cover page stops being one).
          */
         is_cover?: boolean;
+        /**
+         * The version (`Page.version`) the title and content of this write were based on: the page as the client
+         * read it. Equal to the current version: a plain write. Older: `on_conflict` says what happens (see
+         * `updatePage`). A version this page does not have (0, negative, past its current version) answers
+         * `422 invalid_base_version`. Absent: the write applies as it is (the last write wins). An addition to the
+         * original contract.
+         *
+         */
+        base_version?: number;
     };
+    /**
+     * With `page[base_version]` older than the current version: `merge` (the default), `fail` or `overwrite` (see
+     * `updatePage`); also taken as a query parameter (this field wins). Ignored without a base.
+     *
+     */
+    on_conflict?: 'merge' | 'fail' | 'overwrite';
     [key: string]: unknown;
 };
 
@@ -1560,6 +1607,31 @@ export type MergeConflict = {
 };
 
 /**
+ * A part of a page that two edits changed differently since the base version (a `409 edit_conflict` of
+ * `updatePage`): `title` (the title, one region) or `content` (each disputed stretch of HTML). `regions` has the
+ * shape `MergeConflict` uses: the stretch as it is in the base version, in the page now (`ours`) and in the write
+ * (`theirs`). No conflict markers are ever written into a page.
+ *
+ */
+export type EditConflict = {
+    kind: 'content' | 'title';
+    regions: Array<{
+        /**
+         * The stretch in the base version the write names.
+         */
+        base: string;
+        /**
+         * The stretch in the page's current version.
+         */
+        ours: string;
+        /**
+         * The stretch in the write.
+         */
+        theirs: string;
+    }>;
+};
+
+/**
  * Optional body of `mergeRequest` and `pullFork`: JSON, or a form with bracket names
  * (`expected_head_versions[]=1190&resolutions[0][page_id]=93&resolutions[0][take]=ours`). Other top-level fields
  * are ignored.
@@ -1584,6 +1656,28 @@ export type MergeInput = {
         content?: string | null;
     }> | null;
     [key: string]: unknown;
+};
+
+/**
+ * How a write based on an older version was applied (only in the answer of `updatePage` with a
+ * `page[base_version]` older than the page's current version). An addition to the original contract.
+ *
+ */
+export type PageMergeResult = {
+    /**
+     * The version the write was based on (`page[base_version]`).
+     */
+    base_version: number;
+    /**
+     * The versions written since the base, oldest first (`base_version + 1` up to the version before this write).
+     */
+    merged_over: Array<number>;
+    /**
+     * `merged`: the changes since the base and the write's did not overlap and were merged three ways (the new version
+     * says `merged_from_base`); `overwritten`: the write won (`on_conflict=overwrite`).
+     *
+     */
+    result: 'merged' | 'overwritten';
 };
 
 /**
@@ -1788,6 +1882,14 @@ export type IfMatch = string;
  */
 export type ClientId = string;
 
+/**
+ * What to do when `page[base_version]` is older than the page's current version (the same as the body field
+ * `on_conflict`, which wins when both are given): `merge` (the default) merges three ways, `fail` answers
+ * `409 edit_conflict` without trying, `overwrite` lets the write win. Ignored without `page[base_version]`.
+ *
+ */
+export type OnConflict = 'merge' | 'fail' | 'overwrite';
+
 export type ListNotesData = {
     body?: never;
     path?: never;
@@ -1882,7 +1984,9 @@ export type CreateNoteErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -1901,7 +2005,7 @@ export type CreateNoteErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -2127,7 +2231,9 @@ export type UpdateNoteViaPatchErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -2146,7 +2252,7 @@ export type UpdateNoteViaPatchErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -2227,7 +2333,9 @@ export type UpdateNoteErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -2246,7 +2354,7 @@ export type UpdateNoteErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -2413,7 +2521,7 @@ export type CreateForkErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -2494,7 +2602,9 @@ export type PullForkErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -2508,7 +2618,7 @@ export type PullForkErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -2675,7 +2785,7 @@ export type CreateNoteCommentErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -2933,7 +3043,7 @@ export type CreatePageErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -3153,7 +3263,15 @@ export type UpdatePageViaPatchData = {
          */
         page: number;
     };
-    query?: never;
+    query?: {
+        /**
+         * What to do when `page[base_version]` is older than the page's current version (the same as the body field
+         * `on_conflict`, which wins when both are given): `merge` (the default) merges three ways, `fail` answers
+         * `409 edit_conflict` without trying, `overwrite` lets the write win. Ignored without `page[base_version]`.
+         *
+         */
+        on_conflict?: 'merge' | 'fail' | 'overwrite';
+    };
     url: '/api/v1/{team}/{note}/{page}';
 };
 
@@ -3187,7 +3305,9 @@ export type UpdatePageViaPatchErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -3212,7 +3332,7 @@ export type UpdatePageViaPatchErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -3275,7 +3395,15 @@ export type UpdatePageData = {
          */
         page: number;
     };
-    query?: never;
+    query?: {
+        /**
+         * What to do when `page[base_version]` is older than the page's current version (the same as the body field
+         * `on_conflict`, which wins when both are given): `merge` (the default) merges three ways, `fail` answers
+         * `409 edit_conflict` without trying, `overwrite` lets the write win. Ignored without `page[base_version]`.
+         *
+         */
+        on_conflict?: 'merge' | 'fail' | 'overwrite';
+    };
     url: '/api/v1/{team}/{note}/{page}';
 };
 
@@ -3309,7 +3437,9 @@ export type UpdatePageErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -3334,7 +3464,7 @@ export type UpdatePageErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -3513,7 +3643,7 @@ export type CreatePageCommentErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -4108,7 +4238,7 @@ export type CreateIssueErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -4366,7 +4496,7 @@ export type UpdateIssueErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -4465,7 +4595,7 @@ export type UpdateIssueViaPutErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -4646,7 +4776,7 @@ export type CreateIssueCommentErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -4837,7 +4967,7 @@ export type AddIssueTagsErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -5008,7 +5138,7 @@ export type CreateRequestErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -5169,7 +5299,9 @@ export type OpenRequestErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -5263,7 +5395,9 @@ export type CloseRequestErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -5357,7 +5491,9 @@ export type MergeRequestErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -5371,7 +5507,7 @@ export type MergeRequestErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -5875,7 +6011,9 @@ export type CreateTeamErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -5894,7 +6032,7 @@ export type CreateTeamErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -5975,7 +6113,7 @@ export type DeleteTeamErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -6110,7 +6248,9 @@ export type UpdateTeamViaPatchErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -6129,7 +6269,7 @@ export type UpdateTeamViaPatchErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -6204,7 +6344,9 @@ export type UpdateTeamErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -6223,7 +6365,7 @@ export type UpdateTeamErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -6367,7 +6509,9 @@ export type AddTeamUserErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -6386,7 +6530,7 @@ export type AddTeamUserErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -6467,7 +6611,9 @@ export type RemoveTeamUserErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -6481,7 +6627,7 @@ export type RemoveTeamUserErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -6632,7 +6778,9 @@ export type CreateWebhookErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -6651,7 +6799,7 @@ export type CreateWebhookErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -6889,7 +7037,7 @@ export type UpdateWebhookErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */
@@ -8153,7 +8301,9 @@ export type CreateAppErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), or a state change that
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
      *
      */
@@ -8172,7 +8322,7 @@ export type CreateAppErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
+     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
      * fields. Nothing was changed.
      *
      */

@@ -45,6 +45,8 @@ export const PageVersionSchema = defineEntity({
     // Written by a merge: the request it came from and the fork's version (ids only: no relation to load).
     requestId: p.integer().nullable(),
     fromVersionId: p.integer().nullable(),
+    // Written by updatePage from an older base, merged three ways (pages.service.ts): that base's index.
+    mergedFromBase: p.integer().nullable(),
     createdAt: createdAt(),
   },
 });

@@ -55,6 +55,7 @@ export function presentPage(view: PageView, urls: Urls): PageBody {
     content: view.page.content,
     children: view.children.map(relative),
     ...(view.parent ? { parent: relative(view.parent) } : {}),
+    version: view.page.versionSequence,
     model,
   };
 }

@@ -9,7 +9,7 @@ import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
-import { checkContentSize, updatePage } from './pages.service.ts';
+import { checkContentSize, updatePage, type OnConflict } from './pages.service.ts';
 import { pageIdsInTreeOrder } from './tree.ts';
 import { pageIdsInOrder, pageTextSizes, type TreeOrder } from './pages.repository.ts';
 import { budgetedPage } from '../../http/pagination.ts';
@@ -33,10 +33,14 @@ export async function answerPage(context: HandlerContext, note: Note, page: Page
   return answerWith(presentPage(await loadPageView(readerOf(context), note, page), context.urls), { etag: pageEtag(page) });
 }
 
-async function update(context: HandlerContext, scope: PageScope, changes: PageUpdateInput['page'], ifMatch: string | undefined) {
+/** updatePage and updatePageViaPatch; `on_conflict` from the body, else the query, else `merge` (with a base). */
+async function update(context: HandlerContext, scope: PageScope, body: PageUpdateInput, query: { on_conflict?: OnConflict }, ifMatch: string | undefined) {
+  const { base_version: baseVersion, ...changes } = body.page;
   checkContentSize(changes.content, context.config.limits);
-  const page = await updatePage(context.em, actorOf(scope.caller), scope.note, scope.page, changes, ifMatch, context.config.limits);
-  return answerPage(context, scope.note, page);
+  const base = baseVersion === undefined ? undefined : { version: baseVersion, onConflict: body.on_conflict ?? query.on_conflict ?? 'merge' };
+  const written = await updatePage(context.em, actorOf(scope.caller), scope.note, scope.page, changes, ifMatch, context.config.limits, base ? { base } : {});
+  const answer = await answerPage(context, scope.note, written.page);
+  return written.merge ? answerWith({ ...answer.body, merge: written.merge }, { etag: answer.etag! }) : answer;
 }
 
 export const pageOperations = {
@@ -77,10 +81,10 @@ export const pageOperations = {
     return answerPage(context, scope.note, page);
   }),
 
-  updatePage: defineOperation('updatePage', { scope: 'page', action: 'note.edit' }, async ({ body, headers }, scope, context) =>
-    update(context, scope, body.page, headers['If-Match'])),
-  updatePageViaPatch: defineOperation('updatePageViaPatch', { scope: 'page', action: 'note.edit' }, async ({ body, headers }, scope, context) =>
-    update(context, scope, body.page, headers['If-Match'])),
+  updatePage: defineOperation('updatePage', { scope: 'page', action: 'note.edit' }, async ({ body, query, headers }, scope, context) =>
+    update(context, scope, body, query, headers['If-Match'])),
+  updatePageViaPatch: defineOperation('updatePageViaPatch', { scope: 'page', action: 'note.edit' }, async ({ body, query, headers }, scope, context) =>
+    update(context, scope, body, query, headers['If-Match'])),
 
   /** Deletes the page with its whole subtree. */
   deletePage: defineOperation('deletePage', { scope: 'page', action: 'note.edit' }, async (_input, scope, context) => {

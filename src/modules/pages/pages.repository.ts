@@ -250,6 +250,8 @@ export type PageTextWrite = {
   content: string | undefined;
   /** The lock versions If-Match accepts; undefined: any (no If-Match, or `*`). */
   lockVersions: readonly number[] | undefined;
+  /** Write only when the page's current version is this one (a write with `page[base_version]`). */
+  baseVersion: number | undefined;
   actor: { id: number; username: string; clientId: number | null };
   now: Date;
 };
@@ -268,6 +270,7 @@ function pageTextStatement(em: EntityManager): string {
        from old
        where pages.id = old.id
          and ($4::int[] is null or pages.lock_version = any($4::int[]))
+         and ($11::int is null or old.version_sequence = $11::int)
          and (($2::text is not null and $2::text is distinct from old.title) or ($3::text is not null and $3::text is distinct from old.content))
        returning pages.*,
          array_remove(array[
@@ -297,7 +300,7 @@ function pageTextStatement(em: EntityManager): string {
 /**
  * A page's new title and content, in one statement outside any transaction (a statement is one on its own): the
  * page's row is locked and read as it is now, updated when the text differs (and its lock version is one If-Match
- * accepts), and its new version, its change-log row (what appendChange writes for `page.updated`) and its
+ * accepts, and its version is the base given), and its new version, its change-log row (what appendChange writes for `page.updated`) and its
  * activity-log entry (what the activity-log subscriber writes) are inserted with it. Nothing when the text is
  * unchanged, the lock version is not accepted or the page is gone: the caller reads the page to tell which.
  */
@@ -313,6 +316,7 @@ export async function writePageText(em: EntityManager, write: PageTextWrite): Pr
     write.teamId,
     write.noteId,
     write.actor.username,
+    write.baseVersion ?? null,
   ]);
   return row === undefined ? undefined : mapAliased(em, Page, row, 'p');
 }

@@ -17,6 +17,7 @@ export function presentVersion(version: PageVersion, page: PageBody, urls: Urls)
     diff: version.diff ?? '',
     label: `Version #${version.index}`,
     user: presentUser(version.user, urls),
+    merged_from_base: version.mergedFromBase ?? null,
     model: 'page_version',
   };
 }

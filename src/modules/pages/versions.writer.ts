@@ -44,7 +44,7 @@ export function recordVersion(
   page: Page,
   author: Actor,
   previousContent: string,
-  origin?: { requestId: number | null; fromVersionId: number | null },
+  origin?: { requestId?: number | null; fromVersionId?: number | null; mergedFromBase?: number | null },
 ): PageVersion {
   const diff = page.versionSequence === 0 && previousContent !== '' ? renderDiff(previousContent, page.content).html : null;
   page.versionSequence += 1;
@@ -58,15 +58,20 @@ export function recordVersion(
     user: author.id,
     requestId: origin?.requestId ?? null,
     fromVersionId: origin?.fromVersionId ?? null,
+    mergedFromBase: origin?.mergedFromBase ?? null,
   });
 }
 
-/** Sets the title and content given (of a locked page); a version, and what changed, when either changed. */
+/**
+ * Sets the title and content given (of a locked page); a version, and what changed, when either changed.
+ * `mergedFromBase`: the text is a merge-on-write over that base version (pages.service.ts).
+ */
 export function writeContent(
   em: EntityManager,
   page: Page,
   author: Actor,
   changes: { title?: string | undefined; content?: string | undefined },
+  mergedFromBase?: number,
 ): { version: PageVersion; changed: ('title' | 'content')[] } | undefined {
   const previousContent = page.content;
   const changed: ('title' | 'content')[] = [];
@@ -79,7 +84,7 @@ export function writeContent(
     changed.push('content');
   }
   if (changed.length === 0) return undefined;
-  return { version: recordVersion(em, page, author, previousContent), changed };
+  return { version: recordVersion(em, page, author, previousContent, mergedFromBase === undefined ? undefined : { mergedFromBase }), changed };
 }
 
 /** Marks a changed page: a new ETag, a new `updated_at`. */

@@ -4,7 +4,7 @@
 // presented or merged, and kept in memory by the versions involved (a change on either side is a new key).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { mergeInBackground, type BackgroundMerge } from './merge/background.ts';
-import { budgetOf, type Budget } from './merge/merge3.ts';
+import { budgetOf, type Budget } from '../text/merge3.ts';
 import {
   classify, mergePage, mergeParent, type Classification, type PageConflict, type PageMerge, type ParentKey, type ParentMerge, type Side,
 } from './merge/pages.ts';

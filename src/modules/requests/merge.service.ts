@@ -15,7 +15,7 @@ import type { Page } from '../pages/page.entity.ts';
 import { createPage, lockTree, movePage, removePage } from '../pages/tree.service.ts';
 import { lockPage, recordVersion, touch } from '../pages/versions.writer.ts';
 import { User } from '../users/user.entity.ts';
-import { budgetOf } from './merge/merge3.ts';
+import { budgetOf } from '../text/merge3.ts';
 import type { PageConflict, Resolution, Side } from './merge/pages.ts';
 import { MergeRequest } from './merge-request.entity.ts';
 import { conflictPageId, loadRequestPages, pageState, sidesOf } from './merge-state.ts';

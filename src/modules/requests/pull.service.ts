@@ -12,7 +12,7 @@ import type { Note } from '../notes/note.entity.ts';
 import { Page } from '../pages/page.entity.ts';
 import { lockTree, movePage, removePage } from '../pages/tree.service.ts';
 import { recordVersion, touch } from '../pages/versions.writer.ts';
-import { budgetOf } from './merge/merge3.ts';
+import { budgetOf } from '../text/merge3.ts';
 import { mergePage, mergeParent, type PageConflict, type PageText, type ParentKey, type Resolution } from './merge/pages.ts';
 import { deepestFirst, mergeConflict } from './merge.service.ts';
 import { confirmDeletions, planDeletions } from './pull-deletions.ts';

@@ -1,7 +1,7 @@
 // Running merges in a worker thread (merge.worker.ts), one per process, started on first use and never keeping the
 // process alive. A job for a key already running is not started twice.
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_MERGE_LIMITS, type MergeLimits } from './merge3.ts';
+import { DEFAULT_MERGE_LIMITS, type MergeLimits } from '../../text/merge3.ts';
 import type { PageConflict, Side } from './pages.ts';
 
 /** What comes back: as PageMerge, without the resolver. */

@@ -2,7 +2,7 @@
 // says `mergeable: null` until the result is in). Messages: {id, pageId, base, ours, theirs, limits} in, {id, merge}
 // out, where a conflict carries its data only (the resolver stays behind: a write merges again, in its transaction).
 import { parentPort } from 'node:worker_threads';
-import { budgetOf, type MergeLimits } from './merge3.ts';
+import { budgetOf, type MergeLimits } from '../../text/merge3.ts';
 import { mergePage, type Side } from './pages.ts';
 
 type Job = { id: number; pageId: number; base: Side; ours: Side; theirs: Side; limits: MergeLimits };

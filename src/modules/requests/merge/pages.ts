@@ -1,7 +1,7 @@
 // Merging one page three ways: its base (the upstream version the fork copied or last pulled), ours (the side being
 // written to) and theirs (the side brought in). For a request, ours is the upstream and theirs the fork; for a pull,
 // ours is the fork and theirs the upstream. `null` is a page that is not there (deleted, or never existed).
-import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, regionsOf, resolveChunks, type Budget, type Chunk, type Region } from './merge3.ts';
+import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, regionsOf, resolveChunks, type Budget, type Chunk, type Region } from '../../text/merge3.ts';
 
 export type PageText = { title: string; content: string };
 export type Side = PageText | null;

@@ -3,7 +3,7 @@
 // conflicts is returned as data (base, ours, theirs), never written as markers. Bounded: past the size cap or the
 // time budget the answer is "unknown" with a reason, never a guessed conflict.
 import { diff3Merge } from 'node-diff3';
-import { splitBlocks, splitWords } from './tokens.ts';
+import { splitBlocks, splitWords } from './merge-tokens.ts';
 
 export type Region = { base: string; ours: string; theirs: string };
 /** A merged text as pieces: agreed text, or a region both sides changed differently. */
