@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { budgetOf, DEFAULT_MERGE_LIMITS, mergeText, resolveChunks, type Chunk } from '../../src/modules/requests/merge/merge3.ts';
+import { budgetOf, DEFAULT_MERGE_LIMITS, mergeText, resolveChunks, type Chunk } from '../../src/modules/text/merge3.ts';
 import { classify, mergePage, mergeParent, type Side } from '../../src/modules/requests/merge/pages.ts';
-import { splitBlocks, splitWords } from '../../src/modules/requests/merge/tokens.ts';
+import { splitBlocks, splitWords } from '../../src/modules/text/merge-tokens.ts';
 
 const page = (content: string, title = 'Page'): Side => ({ title, content });
 const BASE = '<h1>Deploy</h1>\n<p>Run make deploy from a clean checkout.</p>\n<p>Then check the dashboard.</p>\n<ul><li>one</li><li>two</li></ul>';
