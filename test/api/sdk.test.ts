@@ -74,6 +74,23 @@ describe('the generated client', () => {
     expect((await getPage({ client, path: { ...note, page: child.data.id } })).response?.status).toBe(404);
   });
 
+  it('merges a write from an older version, and types the edit conflict', async () => {
+    const client = clientFor(alice);
+    await createNote({ client, body: { note: { title: 'Shared', team: 'alice', slug: 'shared' } }, throwOnError: true });
+    const note = { team: 'alice', note: 'shared' };
+    const page = await createPage({ client, path: note, body: { page: { title: 'Plan', content: '<p>one</p>\n<p>two</p>\n<p>three</p>' } }, throwOnError: true });
+    const read = page.data.version;
+    expect(read).toBe(1);
+    const path = { ...note, page: page.data.id };
+    await updatePage({ client, path, body: { page: { content: '<p>ONE</p>\n<p>two</p>\n<p>three</p>', base_version: read } }, throwOnError: true });
+    const merged = await updatePage({ client, path, body: { page: { content: '<p>one</p>\n<p>two</p>\n<p>THREE</p>', base_version: read } }, throwOnError: true });
+    expect(merged.data.content).toBe('<p>ONE</p>\n<p>two</p>\n<p>THREE</p>');
+    expect(merged.data.merge).toEqual({ base_version: 1, merged_over: [2], result: 'merged' });
+    const refused = await updatePage({ client, path, query: { on_conflict: 'fail' }, body: { page: { content: '<p>1</p>', base_version: read } } });
+    expect(refused.response?.status).toBe(409);
+    expect(refused.error).toMatchObject({ code: 'edit_conflict', latest_version: 3, latest_content: merged.data.content, conflicts: [] });
+  });
+
   it('gets problem details as typed errors', async () => {
     const outsider = await makeUser(app, 'carol');
     const result = await getNote({ client: clientFor(outsider), path: { team: 'sdk-team', note: 'sdk-note' } });
