@@ -64,7 +64,12 @@ export const SAMPLES: [operationId: string, sample: (state: State, n: number) =>
   ['createPage', (state) => ({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Scratch page', 'page[content]': '<p>draft</p>', 'page[parent]': state.pageId } })],
   ['getPage', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}` })],
   ['updatePage', (state, n) => ({ method: 'PUT', path: `${NOTE}/${state.pageId}`, form: { 'page[content]': `<p>Release steps, edit ${n} by put</p>` } })],
-  ['updatePageViaPatch', (state, n) => ({ method: 'PATCH', path: `${NOTE}/${state.pageId}`, form: { 'page[content]': `<p>Release steps, edit ${n} by patch</p>` } })],
+  // from the page's first version, the write winning (merge-on-write's inputs; the page has moved on since)
+  ['updatePageViaPatch', (state, n) => ({
+    method: 'PATCH',
+    path: `${NOTE}/${state.pageId}`,
+    form: { 'page[content]': `<p>Release steps, edit ${n} by patch</p>`, 'page[base_version]': 1, on_conflict: 'overwrite' },
+  })],
   ['listPageVersions', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/histories` })],
   ['getPageVersion', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/histories/1` })],
   ['diffPageVersions', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}/histories/diff` })],
