@@ -507,6 +507,8 @@ export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options
  * `merge: {"result": "overwritten", ...}`.
  * - A merge is bounded like a request's (each side at most 2 MiB, 50,000 changed pieces, 2 s): past it, 409
  * `edit_conflict` with `conflicts: []` and a `detail` that says so, never a wrong merge.
+ * - 413 `payload_too_large`: the merged content would be larger than a page's content may be (each side was
+ * within it), nothing written.
  * - 422 `invalid_base_version`: the page has no such version (0, negative, past its current version).
  * - `If-Match` keeps its HTTP meaning and is checked first: a stale one answers 412 and nothing is tried.
  * - Moves (`page[parent]`, `page[is_cover]`) are not merged: they apply as without a base; only the title and

@@ -66,7 +66,7 @@ export async function updatePage(
     if (moving || coverChange) await lockTree(tx, note.id);
     const locked = await lockPage(tx, page.id);
     checkIfMatch(locked, ifMatch);
-    const { text, merge, mergedFromBase } = base ? await textFromBase(tx, locked, changes, base) : { text: changes, merge: undefined, mergedFromBase: undefined };
+    const { text, merge, mergedFromBase } = base ? await textFromBase(tx, locked, changes, base, limits) : { text: changes, merge: undefined, mergedFromBase: undefined };
     const changed: string[] = [];
     if (changes.parent !== undefined && changes.parent !== (locked.parent?.id ?? null)) {
       await movePage(tx, locked, changes.parent, limits, moveWasValid);
@@ -106,6 +106,7 @@ async function textFromBase(
   page: Page,
   changes: PageChanges,
   base: EditBase,
+  limits: Limits,
 ): Promise<{ text: PageChanges; merge: PageMergeResult | undefined; mergedFromBase: number | undefined }> {
   const current = page.versionSequence;
   if (!Number.isSafeInteger(base.version) || base.version < 1 || base.version > current) {
@@ -131,6 +132,10 @@ async function textFromBase(
   }
   if (merged.status === 'conflict') {
     throw editConflict(page, `the write and versions ${mergedOver.join(', ')} changed the same ${merged.conflicts.map((item) => item.kind).join(' and ')} differently since version ${base.version}`, merged.conflicts);
+  }
+  // both sides may have grown the page: the merged content keeps to the limit a write's content keeps to
+  if (Buffer.byteLength(merged.result.content, 'utf8') > limits.pageContentBytes) {
+    throw payloadTooLarge(`the merged content would be larger than the page content limit of ${limits.pageContentBytes} bytes; nothing was written`);
   }
   return {
     text: { ...changes, title: merged.result.title, content: merged.result.content },
