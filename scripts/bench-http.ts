@@ -8,7 +8,10 @@
 //     own): lock the page's row, insert the version, update the page, commit; it answers with the bytes the service
 //     answered for a write. Both take the same load: 50 connections over 50 pages (one each), service req/s ÷ floor
 //     req/s; and 50 connections on one hot page, service p99 ÷ floor p99; during the service's 50-page load, the
-//     search lag (how long a written page takes to show in search: searchLagProbe);
+//     search lag (how long a written page takes to show in search: searchLagProbe). Beside the 50-page load, the same
+//     50 pages written with `page[base_version]` (scripts/lib/bench-write-sides.ts), each against the same floor: the
+//     current version (the one-statement write, whose ratio must stay that of the plain write, within noise), and a
+//     base a few versions old that merges cleanly (reported, with a check that every answer is a 200 merge);
 //   - growth: what the service itself spends per request on a large case, against its small counterpart. Each side is
 //     measured twice, the service and express answering that side's very bytes; the service's own cost per request
 //     is 1/(service req/s) - 1/(baseline req/s) (what it spends beyond sending those bytes), and the ratio is that cost
@@ -40,6 +43,7 @@ import type { FloorDatabase, FloorPage, FloorReply, FloorRequest } from './bench
 import { benchAttachments } from './bench-attachments.ts';
 import { RSS_GOAL_MB, type Database } from './lib/bench-goals.ts';
 import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
+import { currentBaseWrites, STALE_BEHIND, staleBaseWrites, type LoadRequest } from './lib/bench-write-sides.ts';
 
 // ------------------------------------------------------------------------------------------------ goals and cases
 
@@ -51,6 +55,11 @@ const RATIO_GOALS: Record<'read' | 'write', Record<Database, number>> = {
   read: { postgres: 0.6, pglite: 0.6 },
   write: { postgres: 0.5, pglite: 0.5 },
 };
+/**
+ * A write naming the page's current version as its base costs no more than one without (issue 19: the same ratio to
+ * the floor): its ratio must reach this fraction of the plain write's, measured in the same rounds (the rest is noise).
+ */
+const CURRENT_BASE_NOISE = 0.9;
 /** Page write on one hot page at 50 connections: service p99 ÷ the floor's p99 (same load) must stay <= this. */
 const HOT_WRITE_P99_GOAL: Record<Database, number> = { postgres: 2, pglite: 2 };
 /** Page read p99 at 50 connections, milliseconds (no goal on PGlite: reported only). */
@@ -107,16 +116,8 @@ const CASES = new Set((process.env.BENCH_CASES || ALL_CASES.join(',')).split(','
 for (const name of CASES) if (!ALL_CASES.includes(name)) throw new Error(`BENCH_CASES: unknown case "${name}" (cases: ${ALL_CASES.join(', ')})`);
 
 // ------------------------------------------------------------------------------------------------ autocannon
-// autocannon ships no types (and @types/autocannon is not a dependency): the little used here, typed by hand.
-type LoadRequest = {
-  method: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
-  /** Per connection: autocannon deep-copies the options for each connection, and passes this object along. */
-  slot?: { path?: string };
-  setupRequest?: (request: LoadRequest) => LoadRequest;
-};
+// autocannon ships no types (and @types/autocannon is not a dependency): the little used here, typed by hand (a
+// request: LoadRequest, scripts/lib/bench-write-sides.ts).
 /** A running autocannon: an event emitter that is also a promise of the run's summary (not used: see `load`). */
 type LoadRun = Promise<unknown> & {
   on(event: 'response', listener: (client: unknown, status: number, bytes: number, responseTime: number) => void): void;
@@ -515,8 +516,8 @@ type Side = {
   label: string;
   /** The write floor's answer is set before its sides are measured (it answers every write with the same bytes). */
   target: 'service' | 'baseline' | 'floor';
-  /** Requests of one connection (autocannon cycles through them). */
-  requests: () => LoadRequest[];
+  /** Requests of one connection (autocannon cycles through them), made afresh for each run. */
+  requests: () => LoadRequest[] | Promise<LoadRequest[]>;
   /** For the baseline: the bytes to answer with. */
   canned?: CannedResponse;
   /** Runs beside the load while it lasts: started with it, stopped (and awaited) when it ends. */
@@ -539,6 +540,7 @@ async function load(context: Context, side: Side, seconds: number): Promise<Wind
   if (side.canned) await context.baseline.answer(side.canned);
   if (side.target === 'floor' && !context.floor) throw new Error(`${side.label}: the write floor is not running`);
   const url = side.target === 'service' ? context.service.baseUrl : side.target === 'floor' ? context.floor!.baseUrl : context.baseline.baseUrl;
+  const requests = await side.requests();
   const sampler =
     side.target === 'service'
       ? setInterval(() => (context.rssMax = Math.max(context.rssMax, rssMegabytes(context.service.pid) ?? 0)), 200)
@@ -546,7 +548,7 @@ async function load(context: Context, side: Side, seconds: number): Promise<Wind
   const window: Window = { responses: 0, seconds: 0, latencies: [], failures: 0 };
   const stopBeside = side.during?.();
   try {
-    const run = autocannon({ url, connections: CONNECTIONS, duration: 3600, timeout: 60, requests: side.requests() });
+    const run = autocannon({ url, connections: CONNECTIONS, duration: 3600, timeout: 60, requests });
     const started = performance.now();
     let opened: number | undefined;
     let warmResponses = 0;
@@ -765,9 +767,15 @@ async function runDatabase(database: Database): Promise<void> {
       // the search lag, measured while the service takes the write load over 50 pages
       const probePage = (await apiClient(service.baseUrl)('POST', '/api/v1/bench/write/pages', seeded.tokens.bench, { 'page[title]': 'Search lag probe', 'page[content]': '<p>probe</p>' })).id as number;
       const lags: number[] = [];
-      const [floorSpread, spread, floorHot, hot] = await measure(context, [
+      // the same 50 pages with page[base_version]: the current version, and one STALE_BEHIND versions old that merges
+      const reader = { baseUrl: service.baseUrl, authorization: authorization('bench') };
+      const currentBase = currentBaseWrites(reader, seeded.writePaths, headers, writeBody);
+      const staleBase = staleBaseWrites(reader, seeded.writePaths, headers);
+      const [floorSpread, spread, based, merged, floorHot, hot] = await measure(context, [
         { label: 'floor, 50 pages', target: 'floor', requests: () => writes(seeded.writePaths) },
         { label: 'service, 50 pages', target: 'service', requests: () => writes(seeded.writePaths), during: searchLagProbe(service.baseUrl, seeded.tokens.bench, probePage, lags) },
+        { label: 'service, 50 pages, base current', target: 'service', requests: currentBase.requests },
+        { label: `service, 50 pages, base ${STALE_BEHIND} behind`, target: 'service', requests: staleBase.requests },
         { label: 'floor, 1 hot page', target: 'floor', requests: () => writes([seeded.hotPath]) },
         { label: 'service, 1 hot page', target: 'service', requests: () => writes([seeded.hotPath]) },
       ]);
@@ -780,6 +788,19 @@ async function runDatabase(database: Database): Promise<void> {
         `service ${perSecond(spread!.requestsPerSecond)}  floor ${perSecond(floorSpread!.requestsPerSecond)}  ratio ${ratio.toFixed(2)}  goal >= ${goal}` +
           `${failuresNote(spread!)}${floorSpread!.failures ? `  (floor: ${floorSpread!.failures} failed requests)` : ''}`,
         ratio >= goal && spread!.failures === 0 && floorSpread!.failures === 0 ? 'ok' : 'FAIL');
+      const basedRatio = based!.requestsPerSecond / floorSpread!.requestsPerSecond;
+      const basedGoal = CURRENT_BASE_NOISE * ratio;
+      const basedRight = based!.failures === 0 && currentBase.tally.wrongAnswers === 0;
+      report(database, `page write, base = current (${WRITE_PAGES} pages)`,
+        `service ${perSecond(based!.requestsPerSecond)}  floor ${perSecond(floorSpread!.requestsPerSecond)}  ratio ${basedRatio.toFixed(2)}  ` +
+          `goal >= ${CURRENT_BASE_NOISE} x the plain write's ${ratio.toFixed(2)} = ${basedGoal.toFixed(2)} (no worse, within noise)` +
+          `${failuresNote(based!)}  (${currentBase.tally.describe('200, the next version, no merge')})`,
+        basedRatio >= basedGoal && basedRight ? 'ok' : 'FAIL');
+      const mergedRight = merged!.failures === 0 && staleBase.tally.wrongAnswers === 0 && staleBase.tally.answers > 0;
+      report(database, `page write, base ${STALE_BEHIND} behind, merged (${WRITE_PAGES} pages)`,
+        `service ${perSecond(merged!.requestsPerSecond)}  floor ${perSecond(floorSpread!.requestsPerSecond)}  ratio ${(merged!.requestsPerSecond / floorSpread!.requestsPerSecond).toFixed(2)}  ` +
+          `p99 service ${merged!.p99.toFixed(0)} ms  floor ${floorSpread!.p99.toFixed(0)} ms  (no goal)${failuresNote(merged!)}  (${staleBase.tally.describe('200 merged')})`,
+        mergedRight ? 'report' : 'FAIL');
       const hotGoal = HOT_WRITE_P99_GOAL[database];
       const hotRatio = hot!.p99 / floorHot!.p99;
       report(database, 'page write (1 hot page, all connections)',

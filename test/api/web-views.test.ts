@@ -1,9 +1,10 @@
 // The browser views over plain HTTP (the real browser walk is test/browser/web-views.test.ts): the sign-in
 // redirect and the way back, the session cookie's flags, a cookie never authorizing /api/v1, the 404 page, and what
-// a view costs: the statements of the API reads it presents, plus the session's own lookup.
+// a view costs: the statements of the API reads it presents, plus the session's own lookup; what the history and
+// version views say of a version merge-on-write saved.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { makeNote, makePage, makePageComment, type Actor } from '../support/factories.ts';
+import { addMember, makeNote, makePage, makePageComment, makeUser, type Actor } from '../support/factories.ts';
 import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
@@ -113,5 +114,40 @@ describe('what a view costs', () => {
       for (const path of ['', '/pages', '/issues?per_page=1', '/requests?per_page=1']) expect((await member.client.get(`/api/v1/deck/shape-2${path}`)).status).toBe(200);
     });
     expect(view).toBe(api + 1);
+  });
+});
+
+describe('a merged version in the history and version views', () => {
+  it('says "merged with version N" beside the version merged from base N, and nothing beside the others', async () => {
+    const note = await makeNote(app, cast.team, cast.manager.user, { title: 'Merged', slug: 'merged' });
+    const page = await makePage(app, note, member, { title: 'Two paragraphs', content: '<p>First paragraph.</p><p>Second paragraph.</p>' });
+    const path = `/api/v1/deck/merged/${page.id}`;
+    // both written from version 1: the first is a plain write (version 2), the second merges over it (version 3)
+    const first = await member.client.put(path, { json: { page: { content: '<p>First paragraph, edited.</p><p>Second paragraph.</p>', base_version: 1 } } });
+    expect([first.status, first.body.version, first.body.merge ?? null]).toEqual([200, 2, null]);
+    const second = await member.client.put(path, { json: { page: { content: '<p>First paragraph.</p><p>Second paragraph, edited.</p>', base_version: 1 } } });
+    expect([second.status, second.body.version, second.body.merge]).toEqual([200, 3, { base_version: 1, merged_over: [2], result: 'merged' }]);
+    expect(second.body.content).toBe('<p>First paragraph, edited.</p><p>Second paragraph, edited.</p>');
+    const stored = (await member.client.get(`${path}/histories`)).body as { index: number; merged_from_base: number | null }[];
+    expect(stored.map((version) => [version.index, version.merged_from_base])).toEqual([[3, 1], [2, null], [1, null]]);
+
+    const history = await member.client.get(`/deck/merged/${page.id}/histories`, { headers: HTML });
+    expect(history.status).toBe(200);
+    const rows = [...history.text.matchAll(/<tr><td><a href="[^"]*\/histories\/(\d+)">#\d+<\/a>(.*?)<\/tr>/g)].map((row) => [Number(row[1]), row[2]!.includes('merged with version 1')]);
+    expect(rows).toEqual([[3, true], [2, false], [1, false]]);
+    expect(history.text.match(/merged with version/g)).toHaveLength(1);
+    for (const [index, merged] of [[1, false], [2, false], [3, true]] as const) {
+      const view = await member.client.get(`/deck/merged/${page.id}/histories/${index}`, { headers: HTML });
+      expect(view.status).toBe(200);
+      expect(view.text.includes('merged with version'), `version ${index}`).toBe(merged);
+      if (merged) expect(view.text).toContain('<span class="badge">merged with version 1</span>');
+    }
+
+    // in the reader's language
+    const japanese = await makeUser(app, 'hanako', { lang: 'ja' });
+    await addMember(app, cast.team, japanese.user, 'member');
+    const ja = await japanese.client.get(`/deck/merged/${page.id}/histories`, { headers: HTML });
+    expect(ja.text.match(/バージョン 1 とマージ/g)).toHaveLength(1);
+    expect((await japanese.client.get(`/deck/merged/${page.id}/histories/3`, { headers: HTML })).text).toContain('バージョン 1 とマージ');
   });
 });

@@ -18,6 +18,8 @@ const en = {
   home: 'Home', by: 'by', updated: 'updated', team: 'Team', note: 'Note', fork: 'Fork', classification: 'Standing', kind: 'Kind',
   into: 'into', noDiff: 'No change.', deleted: 'deleted', skipToContent: 'Skip to the content', breadcrumbs: 'Breadcrumbs',
   pageTree: 'Page tree', main: 'Site',
+  /** On a version saved by merge-on-write (PageVersion.merged_from_base). */
+  mergedWith: (base: number) => `merged with version ${base}`,
 };
 export type Strings = typeof en;
 
@@ -35,6 +37,7 @@ const ja: Strings = {
   home: 'ホーム', by: '作成者', updated: '更新', team: 'チーム', note: 'ノート', fork: 'フォーク', classification: '状況', kind: '種類',
   into: 'マージ先', noDiff: '変更はありません。', deleted: '削除', skipToContent: '本文へ移動', breadcrumbs: 'パンくずリスト',
   pageTree: 'ページツリー', main: 'サイト',
+  mergedWith: (base: number) => `バージョン ${base} とマージ`,
 };
 
 const tables: Record<Language, Strings> = { en, ja };

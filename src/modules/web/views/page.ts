@@ -1,7 +1,8 @@
 // A page (content, breadcrumbs, children, comments), its history, any version, and the diff between two versions.
-import type { Page, PageSummary } from '../../../../generated/client/types.gen.ts';
+import type { Page, PageSummary, PageVersion } from '../../../../generated/client/types.gen.ts';
 import { noteName } from '../../notes/note.presenter.ts';
-import { html, trusted } from '../html.ts';
+import { html, trusted, type Renderable } from '../html.ts';
+import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
 import { list, pager, stored, userLink, when } from './parts.ts';
 import { seg } from './view.ts';
@@ -18,6 +19,11 @@ function pageCrumbs(page: Page | PageSummary, last?: { label: string }) {
 }
 
 const historyUrl = (page: Page | PageSummary) => `${page.html_url}/histories`;
+
+/** " merged with version N" beside a version merge-on-write saved from base N; nothing for any other version. */
+function mergedBadge(locale: Locale, version: Pick<PageVersion, 'merged_from_base'>): Renderable {
+  return version.merged_from_base === null ? '' : html` <span class="badge">${locale.t.mergedWith(version.merged_from_base)}</span>`;
+}
 
 export async function pageView(view: View, team: string, note: string, pageId: number) {
   const { t } = view.locale;
@@ -44,7 +50,7 @@ export async function historyView(view: View, team: string, note: string, pageId
   const rows = versions.map((version, index) => {
     const previous = versions[index + 1];
     const diff = previous ? `${historyUrl(version.page)}/diff?a=${previous.id}&b=${version.id}` : version.index === 1 ? undefined : `${historyUrl(version.page)}/diff?b=${version.id}`;
-    return html`<tr><td><a href="${version.html_url}">#${version.index}</a></td><td>${version.title}</td><td>${userLink(version.user, view.locale)}</td><td>${when(view.locale, version.created_at)}</td><td>${diff ? html`<a href="${diff}">${t.compareWithPrevious}</a>` : ''}</td></tr>`;
+    return html`<tr><td><a href="${version.html_url}">#${version.index}</a>${mergedBadge(view.locale, version)}</td><td>${version.title}</td><td>${userLink(version.user, view.locale)}</td><td>${when(view.locale, version.created_at)}</td><td>${diff ? html`<a href="${diff}">${t.compareWithPrevious}</a>` : ''}</td></tr>`;
   });
   const crumbs = page ? pageCrumbs(page, { label: t.history }) : [{ label: t.history }];
   return view.page({ title: `${title} · ${t.history}`, crumbs, operation: 'listPageVersions' }, html`
@@ -58,7 +64,7 @@ export async function versionView(view: View, team: string, note: string, pageId
   const version = (await view.run('getPageVersion', 'page', `/${seg(team)}/${seg(note)}/${pageId}/histories/${index}`, { team, note, page: pageId, index })).body;
   return view.page({ title: `${version.title} · ${t.version} #${version.index}`, crumbs: pageCrumbs(version.page, { label: `${t.version} #${version.index}` }), operation: 'getPageVersion' }, html`
 <div class="card"><h1>${version.title} <span class="badge">${t.version} #${version.index}</span></h1>
-<p class="meta">${userLink(version.user, view.locale)} · ${when(view.locale, version.created_at)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p></div>
+<p class="meta">${userLink(version.user, view.locale)} · ${when(view.locale, version.created_at)}${mergedBadge(view.locale, version)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p></div>
 <section class="card"><h2>${t.compareWithPrevious}</h2>${trusted(version.diff)}</section>
 <article class="card"><div class="content">${stored(version.content)}</div></article>`);
 }
