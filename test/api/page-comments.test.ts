@@ -56,9 +56,9 @@ describe('createPageComment', () => {
     expect(body.mentions.map((user: { username: string }) => user.username)).toEqual(['mona', 'cleo']);
     // the page as getPage presents it, less what a summary leaves out: its text and its relatives
     const shown = await outsider.client.get(`/api/v1/talk/${note.slug}/${page.id}`);
-    const { content, children, parent, ...summary } = shown.body;
+    const { content, children, parent, version, ...summary } = shown.body;
     expect(body.page).toEqual(summary);
-    expect([content, children, parent]).toEqual(['<p>text</p>', [], undefined]);
+    expect([content, children, parent, version]).toEqual(['<p>text</p>', [], undefined, 1]);
 
     const stored = await app.em().findOneOrFail(Comment, body.id);
     expect([stored.type, stored.body, stored.note.id, stored.page?.id, stored.issue, stored.user.id]).toEqual(['page', '@mona <b>look</b>', note.id, page.id, null, outsider.user.id]);
