@@ -82,6 +82,14 @@ export function coerce(document: Document, value: unknown, schemaRef: Schema | u
     problems.push({ pointer, detail: 'must be an integer in decimal digits' });
     return value;
   }
+  // a JSON `true`, `false` or `null` where a number is meant is a wrong type, not 1, 0 or 0 (ajv's coercion, which
+  // the query's strings need, would take it so): `{"page": {"parent": true}}` must not move a page under page 1
+  if ((types.has('integer') || types.has('number')) && !types.has('boolean') && !types.has('string')) {
+    if (typeof value === 'boolean' || (value === null && !types.has('null'))) {
+      problems.push({ pointer, detail: `must be ${types.has('integer') ? 'an integer' : 'a number'}, not ${String(value)}` });
+      return value;
+    }
+  }
   if (types.has('boolean') && !types.has('string')) {
     if (value === 'true' || value === '1' || value === 1) return true;
     if (value === 'false' || value === '0' || value === 0) return false;

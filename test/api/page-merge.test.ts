@@ -275,7 +275,7 @@ describe('moves and the form encoding', () => {
 });
 
 describe('bad input', () => {
-  it('answers 400 for a base that is not an integer and an unknown on_conflict, writing nothing', async () => {
+  it('answers 400 for a base that is not an integer (a boolean or null included) and an unknown on_conflict, writing nothing', async () => {
     const { page, url } = await freshPage(THREE);
     await plainWrite(url, { content: THREE.replace('One.', 'Uno.') });
     const content = THREE.replace('Three.', 'Tres.');
@@ -284,6 +284,11 @@ describe('bad input', () => {
       ['1.5', { json: { page: { content, base_version: 1.5 } } }],
       ['an object', { json: { page: { content, base_version: { index: 1 } } } }],
       ['an array', { json: { page: { content, base_version: [1] } } }],
+      // booleans and null are wrong types, not 1 and 0 (form-coercion.ts), here and in every number field
+      ['true', { json: { page: { content, base_version: true } } }],
+      ['false', { json: { page: { content, base_version: false } } }],
+      ['null', { json: { page: { content, base_version: null } } }],
+      ['a parent of true', { json: { page: { content, base_version: 2, parent: true } } }],
       ['on_conflict nope (body)', { json: { page: { content, base_version: 1 }, on_conflict: 'nope' } }],
       ['on_conflict nope (query)', { json: { page: { content, base_version: 1 } }, query: { on_conflict: 'nope' } }],
       ['on_conflict a number', { json: { page: { content, base_version: 1 }, on_conflict: 1 } }],
