@@ -51,7 +51,7 @@ afterAll(async () => {
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 const storage = () => storageFor(app.config) as S3Storage;
 async function objectKeys(): Promise<string[]> {
-  const listed = await storage().client.send(new ListObjectsV2Command({ Bucket: BUCKET }));
+  const listed = await (await storage().client()).send(new ListObjectsV2Command({ Bucket: BUCKET }));
   return (listed.Contents ?? []).map((object) => object.Key!).sort();
 }
 const url = () => `/api/v1/${teamName}/${note.slug}/attachments`;

@@ -5,23 +5,40 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { StorageConfig } from '../../config.ts';
 import { requireChecksum, type ByteRange, type Storage } from './storage.contract.ts';
 
 type S3Config = Extract<StorageConfig, { kind: 's3' }>;
 
+// The SDK is loaded on the first use of S3 storage, not with this module: it holds ~6 MB of the heap, which a server
+// storing attachments on its own disk (the default) would carry for nothing.
+type Sdk = typeof import('@aws-sdk/client-s3');
+let loading: Promise<Sdk> | undefined;
+const sdk = (): Promise<Sdk> => (loading ??= import('@aws-sdk/client-s3'));
+
 export class S3Storage implements Storage {
   readonly tempDir: string;
-  readonly client: S3Client;
+  private readonly config: S3Config;
   private readonly bucket: string;
   private readonly prefix: string;
+  private clientMade: Promise<S3Client> | undefined;
 
   constructor(config: S3Config, tempDir: string) {
     this.tempDir = tempDir;
+    this.config = config;
     this.bucket = config.bucket;
     this.prefix = config.prefix;
-    this.client = new S3Client({
+  }
+
+  /** The SDK's client for the configured store, made on first use. */
+  client(): Promise<S3Client> {
+    return (this.clientMade ??= sdk().then(({ S3Client }) => this.makeClient(S3Client)));
+  }
+
+  private makeClient(S3Client: Sdk['S3Client']): S3Client {
+    const { config } = this;
+    return new S3Client({
       region: config.region,
       forcePathStyle: config.forcePathStyle,
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
@@ -40,8 +57,9 @@ export class S3Storage implements Storage {
   }
 
   async has(checksum: string): Promise<boolean> {
+    const { HeadObjectCommand, S3ServiceException } = await sdk();
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(checksum) }));
+      await (await this.client()).send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(checksum) }));
       return true;
     } catch (error) {
       if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404) return false;
@@ -50,7 +68,8 @@ export class S3Storage implements Storage {
   }
 
   async put(checksum: string, tempPath: string, byteSize: number): Promise<void> {
-    await this.client.send(new PutObjectCommand({
+    const { PutObjectCommand } = await sdk();
+    await (await this.client()).send(new PutObjectCommand({
       Bucket: this.bucket,
       Key: this.keyOf(checksum),
       Body: createReadStream(tempPath),
@@ -61,7 +80,8 @@ export class S3Storage implements Storage {
   }
 
   async read(checksum: string, range?: ByteRange): Promise<Readable> {
-    const answer = await this.client.send(new GetObjectCommand({
+    const { GetObjectCommand } = await sdk();
+    const answer = await (await this.client()).send(new GetObjectCommand({
       Bucket: this.bucket,
       Key: this.keyOf(checksum),
       ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
@@ -73,13 +93,16 @@ export class S3Storage implements Storage {
   }
 
   async delete(checksum: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(checksum) }));
+    const { DeleteObjectCommand } = await sdk();
+    await (await this.client()).send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(checksum) }));
   }
 
   async *list(): AsyncIterable<string> {
+    const { ListObjectsV2Command } = await sdk();
+    const client = await this.client();
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      const page = await client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ...(token ? { ContinuationToken: token } : {}) }));
       for (const object of page.Contents ?? []) {
         const name = object.Key?.slice(this.prefix.length) ?? '';
         if (/^[0-9a-f]{64}$/.test(name)) yield name;
