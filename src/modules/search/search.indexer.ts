@@ -40,12 +40,19 @@ export const commentDocument = (comment: { id: number; body: string }, noteId: n
   ({ kind: 'comment', objectId: comment.id, noteId, title: '', body: htmlToText(comment.body) });
 
 /**
+ * The text one upsert statement carries at most (characters of bodies, with their normalized copies): documents of
+ * large pages go a statement or two at a time, so a batch of them never holds all their texts at once.
+ */
+const STATEMENT_TEXT_CHARS = 2 * 1_048_576;
+
+/**
  * Writes (or replaces) the documents, on the caller's entity manager (inside its transaction, where it has one), in
- * one statement.
+ * one statement, or a few when their texts are large (STATEMENT_TEXT_CHARS).
  */
 export async function writeDocuments(em: EntityManager, documents: readonly SearchDocument[]): Promise<void> {
   if (documents.length === 0) return;
-  const rows: DocumentRow[] = [];
+  let rows: DocumentRow[] = [];
+  let chars = 0;
   for (const document of documents) {
     // well-formed: a lone surrogate (which UTF-8 cannot carry) becomes U+FFFD, as it does when stored
     const title = document.title.toWellFormed();
@@ -54,8 +61,14 @@ export async function writeDocuments(em: EntityManager, documents: readonly Sear
     const normBody = normalize(body);
     const tokens = indexTokens(normTitle === '' ? normBody : `${normTitle} ${normBody}`);
     rows.push({ kind: document.kind, objectId: document.objectId, noteId: document.noteId, title, body, normTitle, normBody, tokens });
+    chars += body.length + normBody.length;
+    if (chars >= STATEMENT_TEXT_CHARS) {
+      await upsertDocuments(em, rows);
+      rows = [];
+      chars = 0;
+    }
   }
-  await upsertDocuments(em, rows);
+  if (rows.length > 0) await upsertDocuments(em, rows);
 }
 
 /**
