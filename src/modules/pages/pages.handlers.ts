@@ -33,10 +33,20 @@ export async function answerPage(context: HandlerContext, note: Note, page: Page
   return answerWith(presentPage(await loadPageView(readerOf(context), note, page), context.urls), { etag: pageEtag(page) });
 }
 
+/**
+ * A write of a large page answers the page with its content, and holds a few copies of it while it is written and
+ * answered: like the answers of lists of long texts, it waits for one of LIMIT_LARGE_ANSWERS slots (answer-gate.ts),
+ * so many writers of 1 MiB pages at once cost the memory of a few.
+ */
+async function admitWrite(context: HandlerContext, content: string | undefined): Promise<void> {
+  if (content !== undefined) await context.admit(Buffer.byteLength(content, 'utf8'));
+}
+
 /** updatePage and updatePageViaPatch; `on_conflict` from the body, else the query, else `merge` (with a base). */
 async function update(context: HandlerContext, scope: PageScope, body: PageUpdateInput, query: { on_conflict?: OnConflict }, ifMatch: string | undefined) {
   const { base_version: baseVersion, ...changes } = body.page;
   checkContentSize(changes.content, context.config.limits);
+  await admitWrite(context, changes.content);
   const base = baseVersion === undefined ? undefined : { version: baseVersion, onConflict: body.on_conflict ?? query.on_conflict ?? 'merge' };
   const written = await updatePage(context.em, actorOf(scope.caller), scope.note, scope.page, changes, ifMatch, context.config.limits, base ? { base } : {});
   const answer = await answerPage(context, scope.note, written.page);
@@ -77,6 +87,7 @@ export const pageOperations = {
 
   createPage: defineOperation('createPage', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     checkContentSize(body.page.content, context.config.limits);
+    await admitWrite(context, body.page.content);
     const page = await createPage(context.em, actorOf(scope.caller), scope.note, body.page, context.config.limits);
     return answerPage(context, scope.note, page);
   }),
