@@ -304,6 +304,19 @@ describe('bad input', () => {
     expect(await versionsOf(page.id)).toHaveLength(2);
     expect((await storedPage(page.id)).content).toBe(THREE.replace('One.', 'Uno.'));
   });
+
+  it('answers 413 for a huge body or content with a base, writing nothing', async () => {
+    const { page, url } = await freshPage(THREE);
+    await plainWrite(url, { content: THREE.replace('One.', 'Uno.') });
+    const limits = app.config.limits;
+    const overContent = `<p>${'x'.repeat(limits.pageContentBytes)}</p>`;
+    const overBody = 'y'.repeat(limits.requestBodyBytes + 1);
+    for (const [name, content] of [['content past its limit', overContent], ['body past its limit', overBody]] as const) {
+      const answer = await member.client.put(url, { json: { page: { content, base_version: 1 } } });
+      expect([answer.status, answer.body?.code], name).toEqual([413, 'payload_too_large']);
+    }
+    expect(await versionsOf(page.id)).toHaveLength(2);
+  });
 });
 
 describe('Japanese, full-width and half-width text', () => {
