@@ -82,6 +82,15 @@ async function eachOf<T, R>(items: T[], work: (item: T) => Promise<R>): Promise<
   return results;
 }
 
+/** Hands each new connection of a run its number and its page (one of `count`, in turn). */
+function connections(count: number): () => { connection: number; page: number } {
+  let next = 0;
+  return () => {
+    const connection = next++;
+    return { connection, page: connection % count };
+  };
+}
+
 /**
  * Writes with `page[base_version]` the page's current version, over `paths` (one per connection): the body is
  * `writeBody()` (the plain write's) and the base. Returns the side's requests (made per run) and its answers' tally.
@@ -91,13 +100,13 @@ export function currentBaseWrites(service: Service, paths: string[], headers: Re
   type Slot = { path?: string; version?: number; sent?: number };
   const requests = async (): Promise<LoadRequest[]> => {
     const versions = await eachOf(paths, async (path) => (await getJson<{ version: number }>(service, path)).version);
-    let next = 0;
+    const claim = connections(paths.length);
     return [{
       method: 'PUT', path: paths[0]!, headers, slot: {},
       setupRequest: (request, context) => {
         const slot = request.slot as Slot;
         if (slot.path === undefined) {
-          const page = next++ % paths.length;
+          const { page } = claim();
           slot.path = paths[page]!;
           slot.version = versions[page]!;
         }
@@ -164,14 +173,14 @@ export function staleBaseWrites(service: Service, paths: string[], headers: Reco
       }
       return versions.map((version) => ({ version: version.index, lines: version.content.split('\n') })).reverse();
     });
-    let next = 0;
+    const claim = connections(paths.length);
     return [{
       method: 'PUT', path: paths[0]!, headers, slot: {},
       setupRequest: (request, context) => {
         const slot = request.slot as Slot;
         if (slot.path === undefined) {
-          slot.connection = next++;
-          const page = slot.connection % paths.length;
+          const { connection, page } = claim();
+          slot.connection = connection;
           slot.path = paths[page]!;
           slot.versions = histories[page]!.map((version) => ({ ...version }));
           slot.edits = 0;

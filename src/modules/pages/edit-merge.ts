@@ -3,7 +3,7 @@
 // blocks, then words by Intl.Segmenter) does the content; the title merges as one region. Pure, no database; bounded
 // like a request's merge (size, pieces, time): past the bound the result is `unknown`, never a guessed merge.
 import type { EditConflict } from '../../../generated/client/types.gen.ts';
-import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, regionsOf, resolveChunks, type Budget, type Chunk } from '../text/merge3.ts';
+import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, mergeWhole, regionsOf, resolveChunks, type Budget, type Chunk } from '../text/merge3.ts';
 
 export type PageText = { title: string; content: string };
 
@@ -11,13 +11,6 @@ export type EditMerge =
   | { status: 'clean'; result: PageText }
   | { status: 'conflict'; conflicts: EditConflict[] }
   | { status: 'unknown'; reason: string };
-
-/** The title: one region, taken from the side that changed it, a conflict when both changed it differently. */
-function mergeTitle(base: string, ours: string, theirs: string): string | undefined {
-  if (ours === theirs || theirs === base) return ours;
-  if (ours === base) return theirs;
-  return undefined;
-}
 
 /** Merges `theirs` (the write) into `ours` (the page now), both derived from `base` (the version the write names). */
 export function mergeEdit(base: PageText, ours: PageText, theirs: PageText, budget: Budget = budgetOf()): EditMerge {
@@ -28,10 +21,10 @@ export function mergeEdit(base: PageText, ours: PageText, theirs: PageText, budg
     if (error instanceof MergeBoundExceeded) return { status: 'unknown', reason: error.reason };
     throw error;
   }
-  const title = mergeTitle(base.title, ours.title, theirs.title);
+  const title = mergeWhole(base.title, ours.title, theirs.title);
   const conflicts: EditConflict[] = [];
-  if (title === undefined) conflicts.push({ kind: 'title', regions: [{ base: base.title, ours: ours.title, theirs: theirs.title }] });
+  if (hasConflicts(title)) conflicts.push({ kind: 'title', regions: regionsOf(title) });
   if (hasConflicts(content)) conflicts.push({ kind: 'content', regions: regionsOf(content) });
   if (conflicts.length > 0) return { status: 'conflict', conflicts };
-  return { status: 'clean', result: { title: title!, content: resolveChunks(content, 'ours') } };
+  return { status: 'clean', result: { title: resolveChunks(title, 'ours'), content: resolveChunks(content, 'ours') } };
 }

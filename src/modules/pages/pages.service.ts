@@ -3,7 +3,7 @@
 // name the version it was based on (merge-on-write, edit-merge.ts): from an older base, its title and content are
 // merged three ways with the page as it is now, while the page's row is locked, so nothing written since is lost.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PageMergeResult } from '../../../generated/client/types.gen.ts';
+import type { PageMergeResult, PageUpdateInput } from '../../../generated/client/types.gen.ts';
 import type { Limits } from '../../config.ts';
 import { oneAtATime } from '../../db/one-at-a-time.ts';
 import { currentTime } from '../../db/timestamps.ts';
@@ -32,7 +32,7 @@ export type PageChanges = {
 };
 
 /** What a write with an older base does: merge three ways (the default), fail, or let the write win. */
-export type OnConflict = 'merge' | 'fail' | 'overwrite';
+export type OnConflict = NonNullable<PageUpdateInput['on_conflict']>;
 /** `page[base_version]` and `on_conflict` of a write. */
 export type EditBase = { version: number; onConflict: OnConflict };
 /** The page written, and how a write from an older base was applied. */

@@ -98,6 +98,13 @@ function mergeWords(base: string, ours: string, theirs: string, budget: Budget):
   return { conflict: { base, ours, theirs } };
 }
 
+/** A text merged as one region (a title): the side that changed it, or a conflict when both changed it differently. */
+export function mergeWhole(base: string, ours: string, theirs: string): Chunk[] {
+  if (ours === theirs || theirs === base) return [{ ok: ours }];
+  if (ours === base) return [{ ok: theirs }];
+  return [{ conflict: { base, ours, theirs } }];
+}
+
 export function hasConflicts(chunks: readonly Chunk[]): boolean {
   return chunks.some((chunk) => 'conflict' in chunk);
 }

@@ -1,7 +1,7 @@
 // Merging one page three ways: its base (the upstream version the fork copied or last pulled), ours (the side being
 // written to) and theirs (the side brought in). For a request, ours is the upstream and theirs the fork; for a pull,
 // ours is the fork and theirs the upstream. `null` is a page that is not there (deleted, or never existed).
-import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, regionsOf, resolveChunks, type Budget, type Chunk, type Region } from '../../text/merge3.ts';
+import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, mergeWhole, regionsOf, resolveChunks, type Budget, type Chunk, type Region } from '../../text/merge3.ts';
 
 export type PageText = { title: string; content: string };
 export type Side = PageText | null;
@@ -28,12 +28,6 @@ export function classify(base: Side, upstream: Side, fork: Side): Classification
   return same(fork, upstream) ? 'identical' : 'diverged';
 }
 
-function mergeTitle(base: string, ours: string, theirs: string): Chunk[] {
-  if (ours === theirs || theirs === base) return [{ ok: ours }];
-  if (ours === base) return [{ ok: theirs }];
-  return [{ conflict: { base, ours, theirs } }];
-}
-
 /** Merges one page; `budget` bounds the time spent (shared across the pages of one request). */
 export function mergePage(pageId: number, base: Side, ours: Side, theirs: Side, budget: Budget = budgetOf()): PageMerge {
   if (same(ours, theirs) || same(theirs, base)) return { status: 'clean', result: ours };
@@ -56,7 +50,7 @@ export function mergePage(pageId: number, base: Side, ours: Side, theirs: Side, 
     if (error instanceof MergeBoundExceeded) return { status: 'unknown', reason: error.reason };
     throw error;
   }
-  const title = mergeTitle(from.title, ours.title, theirs.title);
+  const title = mergeWhole(from.title, ours.title, theirs.title);
   if (!hasConflicts(content) && !hasConflicts(title)) {
     return { status: 'clean', result: { title: resolveChunks(title, 'ours'), content: resolveChunks(content, 'ours') } };
   }
