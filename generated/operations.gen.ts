@@ -77,6 +77,7 @@ export type Operations = {
   revokeAuthorization: { method: 'delete'; path: '/api/v1/me/authorizations/{client_id}'; data: Types.RevokeAuthorizationData; responses: Types.RevokeAuthorizationResponses };
   revokeToken: { method: 'delete'; path: '/api/v1/me/tokens/{id}'; data: Types.RevokeTokenData; responses: Types.RevokeTokenResponses };
   searchNotes: { method: 'get'; path: '/api/v1/search'; data: Types.SearchNotesData; responses: Types.SearchNotesResponses };
+  streamEvents: { method: 'get'; path: '/api/v1/events'; data: Types.StreamEventsData; responses: Types.StreamEventsResponses };
   toggleNotification: { method: 'patch'; path: '/api/v1/notifications/{id}'; data: Types.ToggleNotificationData; responses: Types.ToggleNotificationResponses };
   toggleNotificationViaPut: { method: 'put'; path: '/api/v1/notifications/{id}'; data: Types.ToggleNotificationViaPutData; responses: Types.ToggleNotificationViaPutResponses };
   updateIssue: { method: 'patch'; path: '/api/v1/{team}/{note}/issues/{index}'; data: Types.UpdateIssueData; responses: Types.UpdateIssueResponses };
@@ -168,6 +169,7 @@ export const operationList = [
   { id: 'revokeAuthorization', method: 'delete', path: '/api/v1/me/authorizations/{client_id}' },
   { id: 'revokeToken', method: 'delete', path: '/api/v1/me/tokens/{id}' },
   { id: 'searchNotes', method: 'get', path: '/api/v1/search' },
+  { id: 'streamEvents', method: 'get', path: '/api/v1/events' },
   { id: 'toggleNotification', method: 'patch', path: '/api/v1/notifications/{id}' },
   { id: 'toggleNotificationViaPut', method: 'put', path: '/api/v1/notifications/{id}' },
   { id: 'updateIssue', method: 'patch', path: '/api/v1/{team}/{note}/issues/{index}' },

@@ -27,6 +27,7 @@ import { createUrls } from './http/urls.ts';
 import { operations } from './http/operations.ts';
 import { subscribeAll } from './modules/subscribers.ts';
 import type { ProjectionWorker } from './modules/events/projections.ts';
+import { EventHub } from './modules/events/event-hub.ts';
 import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
 import { webRoutes } from './modules/web/web.routes.ts';
 import { oauthRoutes } from './modules/oauth/oauth.routes.ts';
@@ -48,11 +49,14 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   app.set('etag', false);
   app.set('query parser', 'extended');
   app.set('trust proxy', config.trustProxy);
-  subscribeAll();
   const urls = createUrls(config.publicUrl);
+  subscribeAll(urls);
   const memory = createMemory(changes, config.cacheBytes);
   const answers = new AnswerGate(config.limits.largeAnswers);
-  const services: AppServices = { config, urls, memory, answers };
+  // the change stream of this process (GET /api/v1/events); server.ts and the tests end it with `eventHubOf(app)`
+  const events = new EventHub(orm.em.fork(), changes, urls, logger, config.events);
+  app.locals.events = events;
+  const services: AppServices = { config, urls, memory, answers, events };
   // a token changed or deleted anywhere is looked up again at its next use
   changes.subscribe((change) => {
     if (!('tags' in change)) return;
@@ -63,13 +67,16 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   });
 
   app.use(requestIdAndLog(logger));
-  // a write answered: what it changed is committed, and its projections can run at once
-  if (projections) {
-    app.use((req, res, next) => {
-      if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') res.on('finish', () => projections.poke());
-      next();
-    });
-  }
+  // a write answered: what it changed is committed, and its projections and the change stream can run at once
+  app.use((req, res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+      res.on('finish', () => {
+        projections?.poke();
+        if (events.open > 0) events.poke();
+      });
+    }
+    next();
+  });
   // METRICS_TOKEN set: every request is measured and /metrics answers its bearer (metrics.ts); unset, neither
   if (config.metricsToken) {
     const metrics = createMetrics(config.metricsToken, orm, changes);
@@ -132,4 +139,9 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   app.use((req, _res, next) => next(new HttpError(404, 'not_found', `nothing at ${req.path}`)));
   app.use(problemDetails);
   return app;
+}
+
+/** The change stream of an app buildApp made: closed when the server stops, so its streams end. */
+export function eventHubOf(app: express.Express): EventHub {
+  return app.locals.events as EventHub;
 }

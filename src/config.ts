@@ -32,6 +32,12 @@ export type Config = {
   oauth: OAuthSettings;
   webhooks: WebhookSettings;
   /**
+   * The change stream (GET /api/v1/events): how many days the change log keeps (EVENTS_RETENTION_DAYS, default 30),
+   * the heartbeat interval, in which a deleted or expired token's stream also ends (EVENTS_HEARTBEAT_SECONDS, 15),
+   * and how many streams a token may hold open in one process (EVENTS_STREAMS_PER_TOKEN, 5).
+   */
+  events: { retentionDays: number; heartbeatSeconds: number; streamsPerToken: number };
+  /**
    * Whether this process runs the projections of the change log (PROJECTION_WORKER: the search index, the webhooks'
    * outbox; src/modules/events/projections.ts). With several processes, any number may: one at a time applies each.
    */
@@ -203,6 +209,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInAttemptsPerAccount: integer(env, 'SIGN_IN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
       signInAttemptsPerAddress: integer(env, 'SIGN_IN_ATTEMPTS_PER_ADDRESS', 50, 1, 1_000_000),
       signInWindowSeconds: integer(env, 'SIGN_IN_WINDOW_SECONDS', 900, 1, 86_400),
+    },
+    events: {
+      retentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
+      heartbeatSeconds: integer(env, 'EVENTS_HEARTBEAT_SECONDS', 15, 1, 300),
+      streamsPerToken: integer(env, 'EVENTS_STREAMS_PER_TOKEN', 5, 1, 10_000),
     },
     webhooks: {
       worker: oneOf(env, 'WEBHOOK_WORKER', 'true', ['true', 'false'] as const) === 'true',

@@ -1,7 +1,8 @@
 // Starts the service: migrate, listen, create the first user on a fresh database, and shut down gracefully.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp } from './app.ts';
+import { buildApp, eventHubOf } from './app.ts';
+import { pruneChangeLog } from './modules/events/retention.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { moveAttachmentBlobs } from './modules/attachments/blob-move.ts';
 import { ATTACHMENT_SWEEP_INTERVAL_MS, sweepAttachmentBytes } from './modules/attachments/sweep.ts';
@@ -60,12 +61,17 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, { service: 'notes' });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, listen: true });
   const prune = () =>
-    Promise.all([pruneRevisions(database.orm.em.fork()), pruneRateLimits(database.orm.em.fork())]).catch((error: unknown) =>
-      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'pruning revisions or rate limits failed'));
+    Promise.all([
+      pruneRevisions(database.orm.em.fork()),
+      pruneRateLimits(database.orm.em.fork()),
+      pruneChangeLog(database.orm.em.fork(), config.events.retentionDays),
+    ]).catch((error: unknown) =>
+      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'pruning revisions, rate limits or the change log failed'));
   const sweep = () =>
     sweepAttachmentBytes(database.orm.em.fork(), config).catch((error: unknown) =>
       logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'sweeping attachment bytes failed'));
   let server: Server;
+  let app: ReturnType<typeof buildApp>;
   let projections: ProjectionWorker | undefined;
   let firstToken: string | undefined;
   try {
@@ -79,7 +85,7 @@ async function main(): Promise<void> {
     // what follows from each change after it commits (the search index, the webhooks' outbox), from the change log;
     // started after the migrations, it first catches up with whatever was committed and not yet projected
     projections = config.projectionWorker ? new ProjectionWorker(database.orm.em.fork(), logger) : undefined;
-    const app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections });
+    app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
@@ -120,6 +126,8 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     // no new webhook round starts; the attempts under way finish (each bounded by WEBHOOK_TIMEOUT_MS)
     const workerStopped = webhooks.stop();
+    // open change streams end now (server.close waits for every connection): their clients resume with Last-Event-ID
+    const streamsEnded = eventHubOf(app).close();
     const force = setTimeout(() => {
       logger.warn('requests still running after the grace period; closing them');
       server.closeAllConnections();
@@ -127,6 +135,7 @@ async function main(): Promise<void> {
     force.unref();
     server.close(async () => {
       await workerStopped;
+      await streamsEnded;
       await projections?.stop();
       await database.close();
       logger.info('stopped');

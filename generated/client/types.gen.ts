@@ -984,14 +984,16 @@ export type Problem = {
      * | `invalid_page_version` | 422 | a page version given is not one of the fork's, or two are of the same page, or a request proposes nothing |
      * | `invalid_deleted_page` | 422 | a page in `deleted_pages` is not a page of the original that the fork deleted, or is given twice |
      * | `work_in_progress` | 422 | the request is a work in progress (draft): open it before merging |
+     * | `invalid_event_type` | 400 | `types` of the change stream names a type that does not exist |
      * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
+     * | `too_many_streams` | 429 | the token already holds the most open change streams it may (`Retry-After`) |
      * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
      * | `docs_not_built` | 503 | the API reference page has not been built on this server |
      * | `shutting_down` | 503 | the server is stopping (readiness probe) |
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'rate_limited' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -1745,9 +1747,9 @@ export type WebhookInput = {
         secret?: string;
         /**
          * The event kinds to send: `note.created`, `note.updated`, `note.deleted`, `page.created`, `page.updated`,
-         * `page.restored`, `page.deleted`, `comment.created`, `comment.deleted`, `issue.created`, `issue.updated`,
-         * `issue.deleted`, `attachment.created`, `attachment.deleted`, `team.renamed`, `membership.added`,
-         * `membership.changed`, `membership.removed`, `fork.created`, `fork.pulled`, `request.created`,
+         * `page.moved`, `page.restored`, `page.deleted`, `comment.created`, `comment.deleted`, `issue.created`, `issue.updated`,
+         * `issue.deleted`, `attachment.created`, `attachment.deleted`, `team.renamed`, `member.added`,
+         * `member.changed`, `member.removed`, `fork.created`, `fork.pulled`, `request.created`,
          * `request.opened`, `request.closed`, `request.merged`. Empty, absent on create, or `["*"]`: every kind.
          * Another kind answers 422 `unknown_event`.
          *
@@ -1802,6 +1804,111 @@ export type WebhookDelivery = {
      */
     next_attempt_at: string | null;
     created_at: string;
+};
+
+/**
+ * One change, as the change stream (`streamEvents`) and the webhooks send it: what happened, who did it, where, and
+ * to what: ids, names and version numbers, never content. The fields that apply to the type are present; the others
+ * are left out.
+ * - `note.*`: `note`; `note.updated` also `changed`.
+ * - `page.*`: `note`, `page` (with `version` where a version was written); `page.updated` also `changed`.
+ * `page.moved` is a page put under another parent (or the top level), with nothing else changed; a write that also
+ * changed the text is `page.updated` with `parent` in `changed`.
+ * - `comment.*`: `note`, `comment`, and `page` or `issue` for a comment on one.
+ * - `issue.*`: `note`, `issue`; `issue.updated` also `changed`.
+ * - `attachment.*`: `note`, `attachment`.
+ * - `fork.created`, `fork.pulled`: `note` (the fork) and `original_note`.
+ * - `request.*`: `note` (the note the request is to), `request`, `from_note` (the fork it comes from).
+ * - `member.added`, `member.changed`, `member.removed`: `member` (with `role`, except on removal); `team.renamed`:
+ * `team` only.
+ *
+ */
+export type ChangeEvent = {
+    /**
+     * The change's id in the change log; ids increase in the order the stream delivers them.
+     */
+    id: number;
+    type: 'note.created' | 'note.updated' | 'note.deleted' | 'page.created' | 'page.updated' | 'page.moved' | 'page.deleted' | 'page.restored' | 'comment.created' | 'comment.deleted' | 'issue.created' | 'issue.updated' | 'issue.deleted' | 'request.created' | 'request.opened' | 'request.closed' | 'request.merged' | 'attachment.created' | 'attachment.deleted' | 'fork.created' | 'fork.pulled' | 'member.added' | 'member.changed' | 'member.removed' | 'team.renamed';
+    occurred_at: string;
+    /**
+     * The user who made the change.
+     */
+    actor: {
+        id: number;
+        username: string;
+    };
+    /**
+     * The app the change was made through, when it came through one (an OAuth client).
+     */
+    via?: {
+        client_id: string;
+        name: string;
+    };
+    team: {
+        id: number;
+        name: string;
+    };
+    /**
+     * The note, as it is when the event is sent (as it was, for `note.deleted`).
+     */
+    note?: {
+        id: number;
+        slug: string;
+        html_url: string;
+    };
+    page?: {
+        id: number;
+        /**
+         * The page's version this change wrote (its `version`), where it wrote one.
+         */
+        version?: number;
+    };
+    comment?: {
+        id: number;
+        on: 'note' | 'page' | 'issue';
+    };
+    issue?: {
+        index: number;
+    };
+    request?: {
+        index: number;
+    };
+    attachment?: {
+        id: number;
+    };
+    member?: {
+        id: number;
+        role?: 'manager' | 'member';
+    };
+    /**
+     * The note a fork was made from or pulled from.
+     */
+    original_note?: {
+        id: number;
+    };
+    /**
+     * The fork a request proposes changes from.
+     */
+    from_note?: {
+        id: number;
+    };
+    /**
+     * The fields the change changed.
+     */
+    changed?: Array<string>;
+};
+
+/**
+ * Sent first when `since` (or `Last-Event-ID`) is older than the oldest event the log keeps (`EVENTS_RETENTION_DAYS`):
+ * the events between are gone; the ones from `oldest_id` on follow. A client that keeps a copy should read it again.
+ *
+ */
+export type TruncatedEvent = {
+    type: 'truncated';
+    /**
+     * The id of the oldest event kept (0 when the log is empty).
+     */
+    oldest_id: number;
 };
 
 /**
@@ -7494,6 +7601,93 @@ export type ListLogsResponses = {
 };
 
 export type ListLogsResponse = ListLogsResponses[keyof ListLogsResponses];
+
+export type StreamEventsData = {
+    body?: never;
+    headers?: {
+        /**
+         * The id of the last event received; the events after it follow. `since` wins when both are given.
+         */
+        'Last-Event-ID'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Only events after this id (an id from an earlier event, or 0 for everything kept).
+         */
+        since?: number;
+        /**
+         * `json` answers the JSON form whatever `Accept` says; `event-stream` the live stream.
+         */
+        format?: 'json' | 'event-stream';
+        /**
+         * Only the events of this team (its name). A team the caller cannot see answers 404.
+         */
+        team?: string;
+        /**
+         * Only the events of this note, as `team/note`. A note the caller may not read answers 404.
+         */
+        note?: string;
+        /**
+         * Only events of these types, comma-separated (`page.updated,issue.created`). A type that is not one of
+         * `ChangeEvent`'s answers 400 `invalid_event_type`.
+         *
+         */
+        types?: string;
+        /**
+         * Items per page of results.
+         */
+        per_page?: number;
+    };
+    url: '/api/v1/events';
+};
+
+export type StreamEventsErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type StreamEventsError = StreamEventsErrors[keyof StreamEventsErrors];
+
+export type StreamEventsResponses = {
+    /**
+     * The events: a live stream of server-sent events (`text/event-stream`), or a JSON array of at most `per_page`
+     * of them (`application/json`).
+     *
+     */
+    200: Array<ChangeEvent | TruncatedEvent>;
+};
+
+export type StreamEventsResponse = StreamEventsResponses[keyof StreamEventsResponses];
 
 export type ListMyIssuesData = {
     body?: never;

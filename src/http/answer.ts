@@ -11,14 +11,17 @@ export class Answer<Body> {
   readonly body: Body;
   readonly etag: string | undefined;
   readonly list: ListPlace | undefined;
+  /** A `Link` header of the operation's own (the change stream's rel="next"), where `list` does not make one. */
+  readonly link: string | undefined;
 
-  constructor(body: Body, headers: { etag?: string | undefined; list?: ListPlace | undefined }) {
+  constructor(body: Body, headers: { etag?: string | undefined; list?: ListPlace | undefined; link?: string | undefined }) {
     this.body = body;
     this.etag = headers.etag;
     this.list = headers.list;
+    this.link = headers.link;
   }
 }
 
-export function answerWith<Body>(body: Body, headers: { etag?: string; list?: ListPlace }): Answer<Body> {
+export function answerWith<Body>(body: Body, headers: { etag?: string; list?: ListPlace; link?: string }): Answer<Body> {
   return new Answer(body, headers);
 }

@@ -17,6 +17,7 @@ import type { Caching } from '../cache/caching.ts';
 import type { Memory, Reader } from '../cache/memory.ts';
 import type { Logger } from './logger.ts';
 import type { Answer } from './answer.ts';
+import type { EventHub } from '../modules/events/event-hub.ts';
 import type { Urls } from './urls.ts';
 
 /** The answer of an operation that answers 204 with no body. */
@@ -25,6 +26,9 @@ export const noContent: NoContent = { kind: 'no-content' };
 
 /** Bytes with their own headers (the attachment download): streamed as they are read, never held whole (304: no body). */
 export type StreamAnswer = { kind: 'stream'; status: 200 | 206 | 304; headers: Record<string, string>; body: Readable };
+
+/** The change stream of this process (src/modules/events/event-hub.ts), as the handlers see it. */
+export type Events = EventHub;
 
 export type HandlerContext = {
   em: EntityManager;
@@ -42,6 +46,8 @@ export type HandlerContext = {
   admit: (bytes: number) => Promise<void>;
   /** The change feed's mark taken when the request began (src/cache/feed-cache.ts): keep a value only if it still holds. */
   heardAtStart: number;
+  /** This process's change stream (GET /api/v1/events). */
+  events: Events;
 };
 
 export function readerOf(context: HandlerContext): Reader {
@@ -65,8 +71,11 @@ export type BodyOf<Id extends OperationId> = ResponsesOf<Id> extends { 200: infe
 /** What a handler returns: the 200 body (or an `Answer`: the body with its ETag or list place), `noContent` for a 204, a stream where the 200 is bytes. */
 export type Success<Id extends OperationId> =
   ResponsesOf<Id> extends { 204: unknown } ? NoContent
-  : ResponsesOf<Id> extends { 200: infer Body } ? ([Body] extends [Blob | File] ? StreamAnswer : Body | Answer<Body>)
+  : ResponsesOf<Id> extends { 200: infer Body } ? ([Body] extends [Blob | File] ? StreamAnswer : Body | Answer<Body> | (Id extends StreamingOperation ? StreamAnswer : never))
   : never;
+
+/** The operations whose 200 is also a stream of another media type (text/event-stream), beside their JSON. */
+type StreamingOperation = 'streamEvents';
 
 export type Handler<Id extends OperationId, S extends ScopeKind> = (
   input: Input<Id>,
@@ -111,4 +120,4 @@ export type OperationTable = {
     | OperationDefinition<Id, 'page'> | ServedByRoute;
 };
 
-export type AppServices = { config: Config; urls: Urls; memory: Memory; answers: AnswerGate };
+export type AppServices = { config: Config; urls: Urls; memory: Memory; answers: AnswerGate; events: Events };

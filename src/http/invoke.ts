@@ -44,6 +44,7 @@ export async function invokeOperation(
     memory: services.memory,
     admit: (bytes) => services.answers.admit(res, bytes),
     heardAtStart,
+    events: services.events,
   };
   const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;
   const shared = req.method === 'GET' ? (definition.cache as Caching<unknown, unknown> | undefined)?.shared : undefined;

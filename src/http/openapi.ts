@@ -118,6 +118,8 @@ function send(res: Response, result: unknown, list: { base: string; query: Reado
     res.locals.uncompressed = true; // app.ts: ranges are of the bytes as stored
     res.status(stream.status).set(stream.headers);
     stream.body.on('error', (error) => res.destroy(error));
+    // a client gone: the stream's source stops too (the change stream's listener leaves, a file is closed)
+    res.on('close', () => stream.body.destroy());
     stream.body.pipe(res);
     return;
   }
@@ -125,6 +127,7 @@ function send(res: Response, result: unknown, list: { base: string; query: Reado
   if (result instanceof Answer) {
     if (result.etag !== undefined) res.setHeader('ETag', result.etag);
     if (result.list !== undefined) res.set(paginationHeaders(res.req, list.base, list.query, result.list));
+    if (result.link !== undefined) res.setHeader('Link', result.link);
     body = result.body;
   }
   const parts = toJsonParts(body);

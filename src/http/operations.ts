@@ -19,6 +19,7 @@ import { versionOperations } from '../modules/pages/versions.handlers.ts';
 import { teamOperations } from '../modules/teams/teams.handlers.ts';
 import { userOperations } from '../modules/users/users.handlers.ts';
 import { webhookOperations } from '../modules/webhooks/webhooks.handlers.ts';
+import { eventOperations } from '../modules/events/events.handlers.ts';
 
 export const operations: OperationTable = {
   ...userOperations,
@@ -38,5 +39,6 @@ export const operations: OperationTable = {
   ...requestOperations,
   ...searchOperations,
   ...webhookOperations,
+  ...eventOperations,
 };
 

@@ -5,10 +5,12 @@ import { subscribeActivityLog } from './logs/logs.subscriber.ts';
 import { subscribeNotifications } from './notifications/notifications.subscriber.ts';
 import { registerSearchProjection } from './search/search.projection.ts';
 import { registerWebhooksProjection } from './webhooks/webhooks.projection.ts';
+import type { Urls } from '../http/urls.ts';
 
-export function subscribeAll(): void {
+/** `urls`: where the webhooks' messages link to (this process's PUBLIC_URL). */
+export function subscribeAll(urls: Urls): void {
   subscribeNotifications();
   subscribeActivityLog();
   registerSearchProjection();
-  registerWebhooksProjection();
+  registerWebhooksProjection(urls);
 }

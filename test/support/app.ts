@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, eventHubOf } from '../../src/app.ts';
 import { ProjectionWorker } from '../../src/modules/events/projections.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -86,6 +86,7 @@ export async function startTestApp(
       return queries - before;
     },
     async close() {
+      await eventHubOf(app).close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await database.close();

@@ -17,8 +17,10 @@ export function teamOf(event: DomainEvent): number | undefined {
 export function dataOf(event: DomainEvent): ChangeData {
   switch (event.type) {
     case 'note.created':
-    case 'note.deleted':
       return { note_id: event.note.id };
+    case 'note.deleted':
+      // what the change stream shows of a note that is gone, and whom it may show it to (event-access.ts)
+      return { note_id: event.note.id, slug: event.note.slug ?? String(event.note.id), private: event.note.isPrivate };
     case 'note.updated':
       return { note_id: event.note.id, changed: event.changed };
     case 'page.created':
@@ -51,10 +53,10 @@ export function dataOf(event: DomainEvent): ChangeData {
     case 'team.renamed':
     case 'team.deleted':
       return { changed: ['name'] };
-    case 'membership.added':
-    case 'membership.changed':
+    case 'member.added':
+    case 'member.changed':
       return { user_id: event.user.id, role: event.role };
-    case 'membership.removed':
+    case 'member.removed':
       return { user_id: event.user.id };
     case 'fork.created':
     case 'fork.pulled':
@@ -70,7 +72,7 @@ export function dataOf(event: DomainEvent): ChangeData {
 /** Where the subject's id is in an event's data, by the event's kind (a team's own events: the team). */
 const SUBJECT_KEY: Record<string, string> = {
   note: 'note_id', fork: 'note_id', page: 'page_id', comment: 'comment_id', issue: 'issue_id',
-  attachment: 'attachment_id', membership: 'user_id', request: 'request_id',
+  attachment: 'attachment_id', member: 'user_id', request: 'request_id',
 };
 
 /** The id of what the change is about (the page, issue, comment, attachment, request, member; the note or team itself). */

@@ -38,8 +38,8 @@ export type DomainEvent =
   | { type: 'team.created'; actor: Actor; team: Team }
   | { type: 'team.renamed'; actor: Actor; team: Team; from: string }
   | { type: 'team.deleted'; actor: Actor; team: Team }
-  | { type: 'membership.added' | 'membership.changed'; actor: Actor; team: Team; user: Actor; role: TeamRole }
-  | { type: 'membership.removed'; actor: Actor; team: Team; user: Actor }
+  | { type: 'member.added' | 'member.changed'; actor: Actor; team: Team; user: Actor; role: TeamRole }
+  | { type: 'member.removed'; actor: Actor; team: Team; user: Actor }
   /** `note`: the new fork; `original`: the note it was forked from. */
   | { type: 'fork.created'; actor: Actor; note: Note; original: Note }
   /** `note`: the fork brought up to date; `pages`: how many of its pages changed. */

@@ -32,8 +32,12 @@ export type NewChange = {
 
 /** Appends one change, in the caller's transaction. */
 export async function insertChange(em: EntityManager, change: NewChange): Promise<void> {
+  // the transaction's id is taken before the row's id (the materialized CTE runs first): the change stream's safe
+  // bound relies on it (event-hub.ts)
   await em.execute(
-    `insert into changes (type, actor_id, client_id, team_id, note_id, subject_id, payload) values (?, ?, ?, ?, ?, ?, ?::jsonb)`,
+    `with x as materialized (select pg_current_xact_id() as tx)
+     insert into changes (tx, type, actor_id, client_id, team_id, note_id, subject_id, payload)
+     select x.tx, ?, ?, ?, ?, ?, ?, ?::jsonb from x`,
     [change.type, change.actorId, change.clientId, change.teamId, change.noteId, change.subjectId, JSON.stringify(change.payload)],
   );
 }

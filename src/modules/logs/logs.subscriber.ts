@@ -110,10 +110,10 @@ function entryFor(event: DomainEvent): Entry {
       return { type: 'team', action: event.type === 'team.created' ? 'create' : 'update', teamId: event.team.id, summary: { name: event.team.name, ...(event.type === 'team.renamed' ? { from: event.from } : {}) } };
     case 'team.deleted':
       return { type: 'team', action: 'delete', teamId: null, summary: { team_id: event.team.id, name: event.team.name } };
-    case 'membership.added':
-    case 'membership.changed':
-      return { type: 'team', action: event.type === 'membership.added' ? 'add_user' : 'update_user', teamId: event.team.id, summary: { name: event.team.name, user_id: event.user.id, username: event.user.username, role: event.role } };
-    case 'membership.removed':
+    case 'member.added':
+    case 'member.changed':
+      return { type: 'team', action: event.type === 'member.added' ? 'add_user' : 'update_user', teamId: event.team.id, summary: { name: event.team.name, user_id: event.user.id, username: event.user.username, role: event.role } };
+    case 'member.removed':
       return { type: 'team', action: 'remove_user', teamId: event.team.id, summary: { name: event.team.name, user_id: event.user.id, username: event.user.username } };
     case 'fork.created':
     case 'fork.pulled':

@@ -69,13 +69,13 @@ export async function setTeamUser(em: EntityManager, actor: Actor, team: Team, u
     const existing = await tx.findOne(Membership, { team: team.id, user: user.id });
     if (!existing) {
       tx.create(Membership, { team: team.id, user: user.id, role });
-      await recordEvent(tx, { type: 'membership.added', actor, team, user, role });
+      await recordEvent(tx, { type: 'member.added', actor, team, user, role });
     } else if (existing.role !== role) {
       if (existing.role === 'manager' && (await managerCount(tx, team.id)) <= 1) {
         throw conflict('last_manager', 'a team keeps at least one manager; make someone else a manager first');
       }
       existing.role = role;
-      await recordEvent(tx, { type: 'membership.changed', actor, team, user, role });
+      await recordEvent(tx, { type: 'member.changed', actor, team, user, role });
     }
   });
 }
@@ -92,7 +92,7 @@ export async function removeTeamUser(em: EntityManager, actor: Actor, team: Team
       throw conflict('last_manager', 'a team keeps at least one manager; make someone else a manager first');
     }
     tx.remove(membership);
-    await recordEvent(tx, { type: 'membership.removed', actor, team, user: membership.user });
+    await recordEvent(tx, { type: 'member.removed', actor, team, user: membership.user });
   });
 }
 

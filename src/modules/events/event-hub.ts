@@ -1,0 +1,253 @@
+// The change stream of one server process (GET /api/v1/events; the OpenAPI document describes it): the open streams,
+// and one loop that sends them the change log's new rows. The loop wakes when this process answered a write, when
+// the database announces a change made anywhere (the change feed: every transaction that appends to the log
+// announces `c` as it commits, migration 0018), and every second besides. It moves the safe bound (safe-bound.ts),
+// reads the changes up to it once, looks up in one statement what they show and which of the listeners may read
+// them now (permissions at delivery), and writes each listener the events it may see. A stream that resumes from an
+// older id first catches up alone (in pages of CATCH_UP rows), then joins the loop. Every stream gets a heartbeat
+// comment each EVENTS_HEARTBEAT_SECONDS, when its token is also checked: a token deleted or expired ends it (a
+// deletion announced by the feed ends it at once).
+import { PassThrough } from 'node:stream';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ChangeEvent } from '../../../generated/client/types.gen.ts';
+import type { ChangeFeed } from '../../db/change-feed.ts';
+import { tokenOf } from '../../cache/tags.ts';
+import type { Logger } from '../../http/logger.ts';
+import type { Urls } from '../../http/urls.ts';
+import type { ChangeRow } from './events.repository.ts';
+import { eventContextOf, eventTypeOf, idsOf, mayRead, presentEvent, type EventContext, type EventType } from './event-presenter.ts';
+import { changesBetween, changesFor, eventContext, liveTokens, readWatermark } from './event-stream.repository.ts';
+import { SafeBound } from './safe-bound.ts';
+
+/** What a stream (or a JSON page) asked for. */
+export type EventFilter = { teamId: number | null; noteId: number | null; types: ReadonlySet<EventType> | null };
+
+export type Listener = { userId: number; tokenId: number; filter: EventFilter };
+
+type Stream = Listener & { body: PassThrough; after: number; live: boolean };
+
+/** Rows read per statement, live and catching up. */
+const BATCH = 500;
+/** How often the loop runs with nothing announced (changes of a tool whose feed is down, tokens that expired). */
+const POLL_MS = 1000;
+/** How soon the loop reads again while the bound waits for transactions to end. */
+const PENDING_MS = 3;
+/** A client that reads this much slower than events come is dropped; it resumes with Last-Event-ID. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+export type EventHubOptions = { heartbeatSeconds: number; streamsPerToken: number };
+
+/** The stored types a filter's types are read from (`page.moved` is stored as a `page.updated`). */
+export function storedTypes(types: ReadonlySet<EventType> | null): string[] | null {
+  if (types === null) return null;
+  const stored = new Set<string>(types);
+  if (types.has('page.moved')) stored.add('page.updated');
+  return [...stored];
+}
+
+function matches(filter: EventFilter, change: ChangeRow, type: EventType): boolean {
+  return (filter.teamId === null || change.team_id === filter.teamId)
+    && (filter.noteId === null || change.note_id === filter.noteId)
+    && (filter.types === null || filter.types.has(type));
+}
+
+export function sseFrame(event: ChangeEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export class EventHub {
+  readonly #em: EntityManager;
+  readonly #urls: Urls;
+  readonly #log: Logger;
+  readonly #options: EventHubOptions;
+  readonly #bound = new SafeBound();
+  readonly #streams = new Set<Stream>();
+  readonly #perToken = new Map<number, number>();
+  /** Resolved when the bound reaches at least the id they wait for. */
+  #waiters: { id: number; resolve: () => void }[] = [];
+  #running: Promise<void> | undefined;
+  #again = false;
+  #closed = false;
+  readonly #timers: NodeJS.Timeout[] = [];
+
+  constructor(em: EntityManager, changes: ChangeFeed, urls: Urls, log: Logger, options: EventHubOptions) {
+    this.#em = em;
+    this.#urls = urls;
+    this.#log = log;
+    this.#options = options;
+    changes.subscribe((change) => {
+      if (this.#streams.size === 0 && this.#waiters.length === 0) return;
+      this.poke();
+      if ('tags' in change && change.tags.some((tag) => tokenOf(tag) !== undefined)) void this.#checkTokens();
+    });
+    const poll = setInterval(() => {
+      if (this.#streams.size > 0) this.poke();
+    }, POLL_MS);
+    const heartbeat = setInterval(() => this.#heartbeat(), options.heartbeatSeconds * 1000);
+    poll.unref();
+    heartbeat.unref();
+    this.#timers.push(poll, heartbeat);
+  }
+
+  /** How many streams are open in this process. */
+  get open(): number {
+    return this.#streams.size;
+  }
+
+  /** Whether the token may open one more stream here. */
+  mayOpen(tokenId: number): boolean {
+    return (this.#perToken.get(tokenId) ?? 0) < this.#options.streamsPerToken;
+  }
+
+  /**
+   * The highest id below which no change can still appear, for a request that arrived now: every change committed
+   * before the call is at or below it.
+   */
+  async safeBound(): Promise<number> {
+    const seen = (await readWatermark(this.#em.fork())).last;
+    if (this.#bound.value !== undefined && this.#bound.value >= seen) return this.#bound.value;
+    await new Promise<void>((resolve) => {
+      this.#waiters.push({ id: seen, resolve });
+      this.poke();
+    });
+    return this.#bound.value!;
+  }
+
+  /**
+   * Opens a stream for the listener, starting after `since` (undefined: now); its body is what the answer sends.
+   * `first` is written before any event (the `retry` line, a `truncated` event).
+   */
+  async openStream(listener: Listener, since: number | undefined, first: string): Promise<PassThrough> {
+    const body = new PassThrough();
+    const start = since ?? await this.safeBound();
+    const stream: Stream = { ...listener, body, after: start, live: false };
+    this.#streams.add(stream);
+    this.#perToken.set(listener.tokenId, (this.#perToken.get(listener.tokenId) ?? 0) + 1);
+    body.on('close', () => this.#remove(stream));
+    body.write(first);
+    void this.#catchUp(stream).catch((error: unknown) => {
+      this.#log.warn({ err: error }, 'a change stream could not catch up; it is closed (the client resumes)');
+      body.end();
+    });
+    return body;
+  }
+
+  /** Wakes the loop: something may have been written. */
+  poke(): void {
+    if (this.#closed) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#run()
+      .catch((error: unknown) => this.#log.warn({ err: error }, 'the change stream could not read the change log; it tries again'))
+      .finally(() => {
+        this.#running = undefined;
+        const again = this.#again;
+        this.#again = false;
+        if (again) this.poke();
+        else if (this.#bound.pending && (this.#streams.size > 0 || this.#waiters.length > 0)) setTimeout(() => this.poke(), PENDING_MS).unref();
+      });
+  }
+
+  /** Ends every stream (the server is stopping: clients resume elsewhere with Last-Event-ID). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    for (const stream of this.#streams) stream.body.end();
+    for (const waiter of this.#waiters) waiter.resolve();
+    this.#waiters = [];
+    await this.#running;
+  }
+
+  #remove(stream: Stream): void {
+    if (!this.#streams.delete(stream)) return;
+    const left = (this.#perToken.get(stream.tokenId) ?? 1) - 1;
+    if (left === 0) this.#perToken.delete(stream.tokenId);
+    else this.#perToken.set(stream.tokenId, left);
+  }
+
+  async #run(): Promise<void> {
+    const before = this.#bound.value;
+    this.#bound.observe(await readWatermark(this.#em.fork()));
+    const bound = this.#bound.value;
+    if (bound === undefined) return;
+    if (before !== undefined && bound > before) await this.#deliver(before, bound);
+    const waiting = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiting) {
+      if (waiter.id <= bound) waiter.resolve();
+      else this.#waiters.push(waiter);
+    }
+  }
+
+  /** Sends the changes in (after, upTo] to the live streams, in pages of BATCH. */
+  async #deliver(after: number, upTo: number): Promise<void> {
+    let from = after;
+    while (from < upTo) {
+      const live = [...this.#streams].filter((stream) => stream.live);
+      if (live.length === 0) return;
+      const changes = await changesBetween(this.#em.fork(), from, upTo, BATCH);
+      if (changes.length > 0) {
+        const context = await this.#context(changes, live.map((stream) => stream.userId));
+        for (const stream of live) this.#send(stream, changes, context, upTo);
+      }
+      from = changes.length < BATCH ? upTo : Number(changes[changes.length - 1]!.id);
+      for (const stream of live) if (stream.live && stream.after < from) stream.after = from;
+    }
+  }
+
+  /** A stream that starts before the bound reads what it missed alone, then joins the live streams. */
+  async #catchUp(stream: Stream): Promise<void> {
+    const types = storedTypes(stream.filter.types);
+    for (;;) {
+      const bound = this.#bound.value ?? stream.after;
+      if (stream.after >= bound) {
+        stream.live = true;
+        return;
+      }
+      const changes = await changesFor(this.#em.fork(), { after: stream.after, upTo: bound, limit: BATCH }, { teamId: stream.filter.teamId, noteId: stream.filter.noteId, types });
+      if (!this.#streams.has(stream)) return;
+      if (changes.length > 0) this.#send(stream, changes, await this.#context(changes, [stream.userId]), bound);
+      stream.after = changes.length < BATCH ? bound : Number(changes[changes.length - 1]!.id);
+    }
+  }
+
+  async #context(changes: readonly ChangeRow[], users: readonly number[]): Promise<EventContext> {
+    return eventContextOf(await eventContext(this.#em.fork(), { ...idsOf(changes), users: [...new Set(users)] }));
+  }
+
+  #send(stream: Stream, changes: readonly ChangeRow[], context: EventContext, upTo: number): void {
+    let frames = '';
+    for (const change of changes) {
+      if (Number(change.id) <= stream.after || Number(change.id) > upTo) continue;
+      const type = eventTypeOf(change);
+      if (type === undefined || !matches(stream.filter, change, type) || !mayRead(change, stream.userId, context)) continue;
+      const event = presentEvent(change, context, this.#urls);
+      if (event) frames += sseFrame(event);
+    }
+    if (frames === '') return;
+    if (stream.body.writableLength > MAX_BUFFERED_BYTES) {
+      stream.body.end();
+      return;
+    }
+    stream.body.write(frames);
+  }
+
+  #heartbeat(): void {
+    for (const stream of this.#streams) stream.body.write(': heartbeat\n\n');
+    void this.#checkTokens();
+  }
+
+  /** Ends the streams whose token was deleted or has expired. */
+  async #checkTokens(): Promise<void> {
+    if (this.#streams.size === 0) return;
+    const streams = [...this.#streams];
+    try {
+      const live = await liveTokens(this.#em.fork(), [...new Set(streams.map((stream) => stream.tokenId))]);
+      for (const stream of streams) if (!live.has(stream.tokenId)) stream.body.end();
+    } catch (error) {
+      this.#log.warn({ err: error }, 'the change stream could not check its tokens; it tries again at the next heartbeat');
+    }
+  }
+}

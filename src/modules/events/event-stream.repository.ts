@@ -1,0 +1,118 @@
+// The SQL of the change stream (event-hub.ts): where the change log stands (its watermark), the changes of a range
+// of ids, what presenting and permitting them needs (teams, notes, apps, memberships, in one statement per kind for
+// a whole batch), which tokens still hold, and the log's retention.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ChangeRow } from './events.repository.ts';
+
+/**
+ * The watermark of the change log as this statement sees it: the oldest transaction still running (`xmin`), the
+ * next transaction id to be given out (`xmax`), and the last change id handed out, committed or not (`last`, read
+ * from the sequence, which is not transactional). event-hub.ts says how these make a safe bound.
+ */
+export type Watermark = { xmin: bigint; xmax: bigint; last: number };
+
+export async function readWatermark(em: EntityManager): Promise<Watermark> {
+  const [row] = await em.execute<{ xmin: string; xmax: string; last: string }[]>(
+    `select pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax,
+            (select case when is_called then last_value else last_value - 1 end from changes_id_seq)::text as last`,
+  );
+  return { xmin: BigInt(row!.xmin), xmax: BigInt(row!.xmax), last: Number(row!.last) };
+}
+
+/** An array parameter as PostgreSQL's literal (`{1,2}`): the driver would spread a JS array into a list. */
+const literal = (values: readonly (number | string)[]): string => `{${values.join(',')}}`;
+
+const CHANGE_COLUMNS = `id::text as id, tx::text as tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload`;
+
+function parsed(rows: ChangeRow[]): ChangeRow[] {
+  for (const row of rows) if (typeof row.payload === 'string') row.payload = JSON.parse(row.payload);
+  return rows;
+}
+
+/** The changes with ids in (after, upTo], in id order, at most `limit`. */
+export async function changesBetween(em: EntityManager, after: number, upTo: number, limit: number): Promise<ChangeRow[]> {
+  return parsed(await em.execute<ChangeRow[]>(
+    `select ${CHANGE_COLUMNS} from changes where id > ? and id <= ? order by id limit ?`,
+    [after, upTo, limit],
+  ));
+}
+
+/**
+ * Up to `limit` changes with ids in (after, upTo] that may concern the caller, narrowed in SQL by what the JSON form
+ * asked for (the team, the note, the types); whether the caller may read each is decided after (event-access.ts).
+ */
+export async function changesFor(
+  em: EntityManager,
+  range: { after: number; upTo: number; limit: number },
+  filter: { teamId: number | null; noteId: number | null; types: readonly string[] | null },
+): Promise<ChangeRow[]> {
+  // the types come from the document's list (letters, digits and dots), so the literal needs no quoting
+  const types = filter.types === null ? null : literal(filter.types);
+  return parsed(await em.execute<ChangeRow[]>(
+    `select ${CHANGE_COLUMNS} from changes
+      where id > ? and id <= ? and team_id is not null
+        and (?::int is null or team_id = ?::int) and (?::int is null or note_id = ?::int)
+        and (?::text[] is null or type = any(?::text[]))
+      order by id limit ?`,
+    [range.after, range.upTo, filter.teamId, filter.teamId, filter.noteId, filter.noteId, types, types, range.limit],
+  ));
+}
+
+/** The id of the oldest change kept (0 when the log is empty). */
+export async function oldestChangeId(em: EntityManager): Promise<number> {
+  const [row] = await em.execute<{ oldest: string }[]>('select coalesce(min(id), 0)::text as oldest from changes');
+  return Number(row!.oldest);
+}
+
+export type TeamRow = { id: number; name: string };
+export type NoteRow = { id: number; team_id: number; slug: string | null; is_private: boolean };
+export type AppRow = { id: number; client_id: string; name: string };
+
+/**
+ * What the events of a batch show and who may read them, in one statement: the teams, the notes that still exist,
+ * the apps, and which of `users` are in which of the teams now.
+ */
+export async function eventContext(
+  em: EntityManager,
+  ids: { teams: readonly number[]; notes: readonly number[]; apps: readonly number[]; users: readonly number[] },
+): Promise<{ teams: TeamRow[]; notes: NoteRow[]; apps: AppRow[]; memberships: { team_id: number; user_id: number }[] }> {
+  const [row] = await em.execute<{ teams: TeamRow[] | string; notes: NoteRow[] | string; apps: AppRow[] | string; memberships: { team_id: number; user_id: number }[] | string }[]>(
+    `select
+       (select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id = any(?::int[])) as teams,
+       (select coalesce(json_agg(json_build_object('id', n.id, 'team_id', n.team_id, 'slug', n.slug, 'is_private', n.is_private)), '[]')
+          from notes n where n.id = any(?::int[])) as notes,
+       (select coalesce(json_agg(json_build_object('id', c.id, 'client_id', c.client_id, 'name', c.name)), '[]') from oauth_clients c where c.id = any(?::int[])) as apps,
+       (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
+          from memberships m where m.team_id = any(?::int[]) and m.user_id = any(?::int[])) as memberships`,
+    [literal(ids.teams), literal(ids.notes), literal(ids.apps), literal(ids.teams), literal(ids.users)],
+  );
+  const list = <T>(value: T[] | string): T[] => (typeof value === 'string' ? JSON.parse(value) as T[] : value);
+  return { teams: list(row!.teams), notes: list(row!.notes), apps: list(row!.apps), memberships: list(row!.memberships) };
+}
+
+/** Of `tokenIds`, those that still exist and have not expired. */
+export async function liveTokens(em: EntityManager, tokenIds: readonly number[]): Promise<Set<number>> {
+  const rows = await em.execute<{ id: number }[]>(
+    'select id from tokens where id = any(?::int[]) and (expires_at is null or expires_at > now())',
+    [literal(tokenIds)],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+/**
+ * Deletes the changes older than `retentionDays` that every projection has applied (a projection behind keeps what
+ * it has still to apply). Returns how many rows went.
+ */
+export async function deleteOldChanges(em: EntityManager, retentionDays: number): Promise<number> {
+  const rows = await em.execute<{ deleted: string }[]>(
+    `with doomed as (
+       delete from changes c
+        where c.occurred_at < now() - make_interval(days => ?::int)
+          and not exists (select 1 from projection_cursors p where (c.tx, c.id) > (p.tx, p.change_id))
+       returning 1
+     )
+     select count(*)::text as deleted from doomed`,
+    [retentionDays],
+  );
+  return Number(rows[0]!.deleted);
+}
