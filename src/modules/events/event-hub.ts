@@ -32,6 +32,10 @@ const BATCH = 500;
 const POLL_MS = 1000;
 /** How soon the loop reads again while the bound waits for transactions to end. */
 const PENDING_MS = 3;
+/** How long a request waits for the bound to reach the changes committed before it. */
+const BOUND_WAIT_MS = 2000;
+/** How soon the loop tries again after the database failed it. */
+const RETRY_MS = 200;
 /** A client that reads this much slower than events come is dropped; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
@@ -94,36 +98,51 @@ export class EventHub {
     return this.#streams.size;
   }
 
-  /** Whether the token may open one more stream here. */
-  mayOpen(tokenId: number): boolean {
-    return (this.#perToken.get(tokenId) ?? 0) < this.#options.streamsPerToken;
-  }
 
   /**
    * The highest id below which no change can still appear, for a request that arrived now: every change committed
-   * before the call is at or below it.
+   * before the call is at or below it. A transaction left open somewhere on the database holds the bound back: after
+   * BOUND_WAIT_MS the bound as it is is answered (lower: the events come later, none is lost), or undefined when this
+   * process has none yet; `seen` is the last id handed out when the call began.
    */
-  async safeBound(): Promise<number> {
+  async safeBound(): Promise<{ bound: number | undefined; seen: number }> {
     const seen = (await readWatermark(this.#em.fork())).last;
-    if (this.#bound.value !== undefined && this.#bound.value >= seen) return this.#bound.value;
-    await new Promise<void>((resolve) => {
-      this.#waiters.push({ id: seen, resolve });
-      this.poke();
-    });
-    return this.#bound.value!;
+    if (this.#bound.value === undefined || this.#bound.value < seen) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.#waiters.push({ id: seen, resolve });
+        timer = setTimeout(resolve, BOUND_WAIT_MS);
+        this.poke();
+      });
+      clearTimeout(timer);
+    }
+    return { bound: this.#bound.value, seen };
   }
 
   /**
-   * Opens a stream for the listener, starting after `since` (undefined: now); its body is what the answer sends.
-   * `first` is written before any event (the `retry` line, a `truncated` event).
+   * Opens a stream for the listener, starting after `since` (undefined: now); its body is what the answer sends, or
+   * undefined when the token already holds as many streams as it may here. `first` is written before any event (the
+   * `retry` line, a `truncated` event).
    */
-  async openStream(listener: Listener, since: number | undefined, first: string): Promise<PassThrough> {
+  async openStream(listener: Listener, since: number | undefined, first: string): Promise<PassThrough | undefined> {
+    // the token's place is taken before anything is awaited, so streams opened at the same moment are counted too
+    const held = this.#perToken.get(listener.tokenId) ?? 0;
+    if (held >= this.#options.streamsPerToken) return undefined;
+    this.#perToken.set(listener.tokenId, held + 1);
     const body = new PassThrough();
-    const start = since ?? await this.safeBound();
-    const stream: Stream = { ...listener, body, after: start, live: false };
-    this.#streams.add(stream);
-    this.#perToken.set(listener.tokenId, (this.#perToken.get(listener.tokenId) ?? 0) + 1);
+    const stream: Stream = { ...listener, body, after: 0, live: false };
     body.on('close', () => this.#remove(stream));
+    this.#streams.add(stream);
+    try {
+      if (since !== undefined) stream.after = since;
+      else {
+        const { bound, seen } = await this.safeBound();
+        stream.after = bound ?? seen;
+      }
+    } catch (error) {
+      body.destroy();
+      throw error;
+    }
     body.write(first);
     void this.#catchUp(stream).catch((error: unknown) => {
       this.#log.warn({ err: error }, 'a change stream could not catch up; it is closed (the client resumes)');
@@ -139,14 +158,19 @@ export class EventHub {
       this.#again = true;
       return;
     }
+    let failed = false;
     this.#running = this.#run()
-      .catch((error: unknown) => this.#log.warn({ err: error }, 'the change stream could not read the change log; it tries again'))
+      .catch((error: unknown) => {
+        failed = true;
+        this.#log.warn({ err: error }, 'the change stream could not read the change log; it tries again');
+      })
       .finally(() => {
         this.#running = undefined;
-        const again = this.#again;
+        const again = this.#again && !failed;
         this.#again = false;
         if (again) this.poke();
-        else if (this.#bound.pending && (this.#streams.size > 0 || this.#waiters.length > 0)) setTimeout(() => this.poke(), PENDING_MS).unref();
+        // a bound still waiting for transactions to end is read again soon; after a failure, a little later
+        else if (this.#waiters.length > 0 || (this.#bound.pending && this.#streams.size > 0)) setTimeout(() => this.poke(), failed ? RETRY_MS : PENDING_MS).unref();
       });
   }
 
@@ -199,6 +223,7 @@ export class EventHub {
 
   /** A stream that starts before the bound reads what it missed alone, then joins the live streams. */
   async #catchUp(stream: Stream): Promise<void> {
+    if (this.#closed) return;
     const types = storedTypes(stream.filter.types);
     for (;;) {
       const bound = this.#bound.value ?? stream.after;

@@ -1,6 +1,7 @@
 // streamEvents: the change stream, live (server-sent events, event-hub.ts) or as a JSON page of the same events.
 // The filters are loaded through the scopes every operation uses (a team or note the caller may not read: 404);
 // whether the caller may read each event is decided when it is sent, not here.
+import { PassThrough } from 'node:stream';
 import type { ChangeEvent, TruncatedEvent } from '../../../generated/client/types.gen.ts';
 import { answerWith } from '../../http/answer.ts';
 import { HttpError } from '../../http/errors.ts';
@@ -52,21 +53,17 @@ export const eventOperations = {
     }
 
     if (wantsStream(query.format, context.request.get('accept'))) {
-      const { events } = context;
-      if (!events.mayOpen(caller.tokenId)) {
-        const seconds = context.config.events.heartbeatSeconds;
-        throw new HttpError(429, 'too_many_streams', `this token already holds ${context.config.events.streamsPerToken} open change streams; close one first`, {
-          headers: { 'Retry-After': String(seconds) },
+      const streamHeaders = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
+      // HEAD: the stream's headers, and no stream held open for a body that is never sent
+      if (context.request.method === 'HEAD') return { kind: 'stream', status: 200, headers: streamHeaders, body: new PassThrough().end() } satisfies StreamAnswer;
+      const first = `retry: 2000\n\n${truncated ? `event: truncated\ndata: ${JSON.stringify(truncated)}\n\n` : ''}`;
+      const body = await context.events.openStream({ userId: caller.user.id, tokenId: caller.tokenId, filter }, since, first);
+      if (!body) {
+        throw new HttpError(429, 'too_many_streams', `this token already holds ${context.config.events.streamsPerToken} open change streams here; close one first`, {
+          headers: { 'Retry-After': String(context.config.events.heartbeatSeconds) },
         });
       }
-      const first = `retry: 2000\n\n${truncated ? `event: truncated\ndata: ${JSON.stringify(truncated)}\n\n` : ''}`;
-      const body = await events.openStream({ userId: caller.user.id, tokenId: caller.tokenId, filter }, since, first);
-      return {
-        kind: 'stream',
-        status: 200,
-        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' },
-        body,
-      } satisfies StreamAnswer;
+      return { kind: 'stream', status: 200, headers: streamHeaders, body } satisfies StreamAnswer;
     }
 
     // the JSON form: the events after `since` up to the safe bound, read in id order, those the caller may read
@@ -74,7 +71,7 @@ export const eventOperations = {
     const perPage = query.per_page ?? PER_PAGE;
     const limit = truncated ? perPage - 1 : perPage;
     const after = truncated ? truncated.oldest_id - 1 : since ?? 0;
-    const upTo = await context.events.safeBound();
+    const upTo = (await context.events.safeBound()).bound ?? after;
     const changes = after < upTo && limit > 0
       ? await changesFor(context.em, { after, upTo, limit }, { teamId, noteId, types: storedTypes(types) })
       : [];
