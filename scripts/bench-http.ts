@@ -24,10 +24,12 @@
 // with the admin command line, everything else through the API, and bulk rows (200 members, 100 notes, 10,000
 // pages) with a few set-based SQL statements (through DATABASE_URL, or the embedded database's socket in DATA_DIR).
 //
+//   - events (scripts/lib/bench-events.ts): 200 open change streams during the page write load: writes/s with them
+//     ÷ without, and ÷ the floor; delivery p50/p99 from each write's answer to its event on every stream; RSS.
 //   - attachments: upload and download throughput of a 25 MiB file against `cp` of it (scripts/bench-attachments.ts).
 //   - search (scripts/lib/bench-search.ts): searchNotes p50 and p99, one request at a time, over 100,000 pages of
 //     mixed Japanese and English text, for 2-character Japanese words and English words; the index's build time and size.
-// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,attachments,search (default all),
+// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,events,attachments,search (default all),
 // BENCH_SECONDS (per round and side, default 3), BENCH_ROUNDS (default 3), BENCH_WARMUP_SECONDS (default 1),
 // BENCH_VERBOSE=1 (one line per autocannon run), BENCH_KEEP_DATA=1 (keep the PGlite data directory; PostgreSQL's goes).
 // Prints one line per measurement, then a summary; exits 1 when a goal is missed or a case could not run.
@@ -41,6 +43,7 @@ import pg from 'pg';
 import type { CannedResponse } from './bench-baseline.ts';
 import type { FloorDatabase, FloorPage, FloorReply, FloorRequest } from './bench-write-floor.ts';
 import { benchAttachments } from './bench-attachments.ts';
+import { benchEvents } from './lib/bench-events.ts';
 import { RSS_GOAL_MB, type Database } from './lib/bench-goals.ts';
 import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
 import { currentBaseWrites, STALE_BEHIND, staleBaseWrites, type LoadRequest } from './lib/bench-write-sides.ts';
@@ -107,7 +110,7 @@ const DATABASES: Database[] = (() => {
   for (const name of list) if (name !== 'pglite' && name !== 'postgres') throw new Error(`BENCH_DB is pglite or postgres, got "${name}"`);
   return list as Database[];
 })();
-const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'attachments', 'search'];
+const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'events', 'attachments', 'search'];
 /** A page written while the write load runs is found by search within this, at p99 (milliseconds). */
 const SEARCH_LAG_GOAL_MS = 1000;
 /** searchNotes latency over 100,000 pages, one request at a time, milliseconds (issue 18: p50 40 ms on PGlite). */
@@ -692,6 +695,18 @@ async function runDatabase(database: Database): Promise<void> {
     const seeded = await seed(service, env, sqlConfig);
     const context: Context = { database, service, baseline, rssMax: 0 };
     const authorization = (caller: Caller) => ({ Authorization: `Bearer ${seeded.tokens[caller]}` });
+    const headers = { ...authorization('bench'), 'Content-Type': 'application/x-www-form-urlencoded' }; // the page writes'
+    // the write floor (write and events cases): its own copy of the write pages (same ids, titles, contents) on the
+    // same kind of database, answering every write with the bytes the service answered for one
+    const openFloor = async (directory: string) => {
+      const canned = await capture(service!.baseUrl, { method: 'PUT', path: seeded.writePaths[0]!, headers, body: writeBody() });
+      console.log(`[bench] ${database}: starting the write floor`);
+      context.floor = floor = await startWriteFloor(
+        database === 'postgres' ? { kind: 'postgres', url: postgres!.url } : { kind: 'pglite', directory: path.join(dataDir!, directory) },
+        seeded.writePages,
+      );
+      await floor.answer(canned);
+    };
     console.log(`[bench] ${database}: measuring: ${ROUNDS} rounds, each side ${CONNECTIONS} connections for a ${SECONDS} s window after a warm-up ` +
       `(>= ${WARMUP_SECONDS} s and a response per connection)`);
 
@@ -744,7 +759,6 @@ async function runDatabase(database: Database): Promise<void> {
     }
 
     if (CASES.has('write')) {
-      const headers = { ...authorization('bench'), 'Content-Type': 'application/x-www-form-urlencoded' };
       // Each connection keeps one page (autocannon gives every connection its own copy of `slot`).
       let nextPage = 0;
       const writes = (paths: string[]): LoadRequest[] => [{
@@ -754,16 +768,7 @@ async function runDatabase(database: Database): Promise<void> {
           return { ...request, path: request.slot!.path!, body: writeBody() };
         },
       }];
-      // the floor: its own copy of the write pages (same ids, titles, contents) on the same kind of database,
-      // answering every write with the bytes the service answered for one
-      const canned = await capture(service.baseUrl, { method: 'PUT', path: seeded.writePaths[0]!, headers, body: writeBody() });
-      console.log(`[bench] ${database}: starting the write floor`);
-      floor = await startWriteFloor(
-        database === 'postgres' ? { kind: 'postgres', url: postgres!.url } : { kind: 'pglite', directory: path.join(dataDir, 'write-floor') },
-        seeded.writePages,
-      );
-      await floor.answer(canned);
-      context.floor = floor;
+      await openFloor('write-floor');
       // the search lag, measured while the service takes the write load over 50 pages
       const probePage = (await apiClient(service.baseUrl)('POST', '/api/v1/bench/write/pages', seeded.tokens.bench, { 'page[title]': 'Search lag probe', 'page[content]': '<p>probe</p>' })).id as number;
       const lags: number[] = [];
@@ -779,9 +784,8 @@ async function runDatabase(database: Database): Promise<void> {
         { label: 'floor, 1 hot page', target: 'floor', requests: () => writes([seeded.hotPath]) },
         { label: 'service, 1 hot page', target: 'service', requests: () => writes([seeded.hotPath]) },
       ]);
-      await floor.stop();
-      floor = undefined;
-      context.floor = undefined;
+      await floor!.stop();
+      floor = context.floor = undefined;
       const goal = RATIO_GOALS.write[database];
       const ratio = spread!.requestsPerSecond / floorSpread!.requestsPerSecond;
       report(database, `page write (${WRITE_PAGES} pages, one per connection)`,
@@ -811,6 +815,14 @@ async function runDatabase(database: Database): Promise<void> {
       report(database, 'search shows a write, during the write load',
         `p50 ${percentile(lags, 0.5).toFixed(0).padStart(5)} ms  p99 ${lagP99.toFixed(0).padStart(5)} ms  goal p99 <= ${SEARCH_LAG_GOAL_MS} ms  (${lags.length} probes)`,
         lags.length > 0 && lagP99 <= SEARCH_LAG_GOAL_MS ? 'ok' : 'FAIL');
+    }
+
+    if (CASES.has('events')) {
+      await openFloor('events-floor');
+      await benchEvents({ baseUrl: service.baseUrl, pid: service.pid, sql: sqlConfig, writePaths: seeded.writePaths, headers, writeBody,
+        measure: (sides) => measure(context, sides), report: (label, text, verdict) => report(database, label, text, verdict) });
+      await floor!.stop();
+      floor = context.floor = undefined;
     }
 
     if (CASES.has('attachments')) {

@@ -5,6 +5,10 @@
 // query parameter or a path segment of the same kinds; a method the path does not have. Every answer must be below
 // 500, every refusal RFC 9457 problem details valid against the document's Problem schema, and a refused write must
 // leave the database as it was (a digest of every table: row count and latest updated_at).
+// A header parameter the document declares (If-Match, Range, Last-Event-ID) is made hostile too. The sample's own
+// headers go with every request: the change stream's (streamEvents) ask for its JSON form, which ends, as its
+// `format=json` does; an answer that is a live event stream all the same is read for a moment, hung up on and a
+// failure, and any answer not complete within REQUEST_SECONDS is a failure rather than a hang.
 // FUZZ_RUNS requests in all (default 2000), at most FUZZ_SECONDS (default 60); FUZZ_SEED replays a run.
 // test/api/hostile-input.test.ts holds the hand-written cases; this file generates them.
 import { Ajv } from 'ajv';
@@ -15,12 +19,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { operations } from '../../src/http/operations.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { SAMPLES, seedSampleWorld, type Sample, type State } from '../support/samples.ts';
+import { readFor, SAMPLES, seedSampleWorld, type Sample, type State } from '../support/samples.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 60);
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const METHODS = ['GET', 'PUT', 'POST', 'PATCH', 'DELETE'];
+/** The longest an answer may take to arrive whole; a live event stream is read for LIVE_READ_MS, then hung up on. */
+const REQUEST_SECONDS = 30;
+const LIVE_READ_MS = 500;
 
 type Parameter = { name: string; in: string };
 type Operation = { id: string; method: string; template: string; parameters: Parameter[]; bodyTypes: string[]; allowed: string[] };
@@ -32,8 +39,16 @@ let state: State;
 let digestQuery: string;
 let validateProblem: (value: unknown) => boolean;
 
+type Reference = { $ref: string };
+
 function documentOperations(): Operation[] {
-  const document = loadOpenApiDocument() as unknown as { paths: Record<string, Record<string, { operationId?: string; parameters?: Parameter[]; requestBody?: { content: Record<string, unknown> } }>> };
+  const document = loadOpenApiDocument() as unknown as {
+    paths: Record<string, Record<string, { operationId?: string; parameters?: (Parameter | Reference)[]; requestBody?: { content: Record<string, unknown> } }>>;
+    components: { parameters?: Record<string, Parameter> };
+  };
+  // the bundle keeps shared parameters (per_page, page, If-Match) as references to components/parameters
+  const resolve = (parameter: Parameter | Reference): Parameter =>
+    '$ref' in parameter ? document.components.parameters![parameter.$ref.replace('#/components/parameters/', '')]! : parameter;
   const found: Operation[] = [];
   for (const [template, item] of Object.entries(document.paths)) {
     const allowed = METHODS.filter((method) => item[method.toLowerCase()]);
@@ -41,10 +56,10 @@ function documentOperations(): Operation[] {
       const operation = item[method.toLowerCase()]!;
       const entry = (operations as Record<string, object>)[operation.operationId!];
       if (!entry || 'servedBy' in entry) continue;
-      const shared = (item.parameters as unknown as Parameter[] | undefined) ?? [];
+      const shared = (item.parameters as unknown as (Parameter | Reference)[] | undefined) ?? [];
       found.push({
         id: operation.operationId!, method, template, allowed,
-        parameters: [...shared, ...(operation.parameters ?? [])],
+        parameters: [...shared, ...(operation.parameters ?? [])].map(resolve),
         bodyTypes: Object.keys(operation.requestBody?.content ?? {}),
       });
     }
@@ -99,6 +114,14 @@ const hostileString = hostileStrings(huge);
 const wrongType = wrongTypes();
 /** Percent-encoded text no decoder should take whole: NUL, bytes that are not UTF-8, an encoded surrogate, bad escapes. */
 const hostileEncoded = hostileEncodings(hostileString, ['%00', '%ff%fe', '%ED%A0%80', '%zz', '%', '%C0%AF', '..%2F..%2F', '%2e%2e', `${'%41'.repeat(5000)}`]);
+/** Header values a client can send (no NUL, CR or LF; Latin-1 only) that no header parameter should take. */
+const hostileHeader = fc.oneof(
+  fc.constantFrom(
+    '', '-1', 'abc', '1.5', '1e3', '0x10', '99999999999999999999', '9'.repeat(8000), '\u00ff\u00fe', '%00', '*', ', , ,',
+    'bytes=0-', 'bytes=-0', 'bytes=1-0', 'bytes=99999999999999999999-', `bytes=${'0-1,'.repeat(500)}`, 'W/"x"', '"'.repeat(100),
+  ),
+  fc.string({ maxLength: 40 }).map((text) => text.replace(/[^\x20-\x7e]/g, '')),
+);
 
 function formText(form: Record<string, string | number>): string {
   return new URLSearchParams(Object.entries(form).map(([key, value]) => [key, String(value)])).toString();
@@ -106,7 +129,7 @@ function formText(form: Record<string, string | number>): string {
 
 /** The hostile requests of one operation. */
 function arbitraryFor(operation: Operation, sample: Sample): fc.Arbitrary<Hostile> {
-  const auth = { Authorization: `Bearer ${token}` };
+  const auth = { ...sample.headers, Authorization: `Bearer ${token}` };
   const base = { method: sample.method, path: sample.path };
   const json = sample.form ? jsonOf(sample.form) : {};
   const kinds: fc.Arbitrary<Hostile>[] = [];
@@ -153,6 +176,15 @@ function arbitraryFor(operation: Operation, sample: Sample): fc.Arbitrary<Hostil
       ...(sample.form ? { body: formText(sample.form), headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' } } : {}),
     })),
   );
+  const headerNames = operation.parameters.filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name);
+  if (headerNames.length > 0) {
+    kinds.push(
+      fc.tuple(fc.constantFrom(...headerNames), hostileHeader).map(([name, value]) => ({
+        ...base, kind: `header ${name}`, headers: { ...auth, [name]: value },
+        ...(sample.form ? { body: formText(sample.form), headers: { ...auth, [name]: value, 'Content-Type': 'application/x-www-form-urlencoded' } } : {}),
+      })),
+    );
+  }
   const segments = operation.template.split('/').map((segment, index) => (segment.startsWith('{') ? index : -1)).filter((index) => index >= 0);
   if (segments.length > 0) {
     kinds.push(
@@ -167,6 +199,27 @@ function arbitraryFor(operation: Operation, sample: Sample): fc.Arbitrary<Hostil
   const wrong = METHODS.filter((method) => !operation.allowed.includes(method));
   if (wrong.length > 0) kinds.push(fc.constantFrom(...wrong).map((method) => ({ ...base, method, kind: 'wrong method', headers: auth })));
   return fc.oneof(...kinds);
+}
+
+/**
+ * Sends a hostile request and reads its answer whole, within REQUEST_SECONDS; a live event stream (which never ends)
+ * is read for LIVE_READ_MS and hung up on.
+ */
+async function send(request: Hostile, body: BodyInit | undefined): Promise<{ response: Response; text: string; live: boolean } | 'timed out'> {
+  const hangUp = new AbortController();
+  const timer = setTimeout(() => hangUp.abort(), REQUEST_SECONDS * 1000);
+  try {
+    const response = await fetch(app.baseUrl + request.path, { method: request.method, headers: request.headers, body, signal: hangUp.signal });
+    if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      return { response, text: await readFor(response, hangUp, LIVE_READ_MS), live: true };
+    }
+    return { response, text: await response.text(), live: false };
+  } catch (error) {
+    if (hangUp.signal.aborted) return 'timed out';
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function digest(): Promise<Record<string, unknown>> {
@@ -228,10 +281,15 @@ describe('fuzzing every operation from the document', () => {
         const request = planned[round];
         if (!request || Date.now() > deadline) continue;
         const body = request.method === 'GET' ? undefined : (request.body as BodyInit | undefined);
-        const response = await fetch(app.baseUrl + request.path, { method: request.method, headers: request.headers, body });
-        const text = await response.text();
+        const answer = await send(request, body);
         requests += 1;
+        if (answer === 'timed out') {
+          failures.push(`${operation.id} (${request.kind}) ${request.method} ${request.path.slice(0, 120)}: no complete answer within ${REQUEST_SECONDS} s`);
+          continue;
+        }
+        const { response, text, live } = answer;
         const what = `${operation.id} (${request.kind}) ${request.method} ${request.path.slice(0, 120)} -> ${response.status}`;
+        if (live) failures.push(`${what}: a live event stream (hung up on after ${LIVE_READ_MS} ms), not an answer that ends`);
         if (response.status >= 500) {
           serverErrors += 1;
           failures.push(`${what}: ${text.slice(0, 300)}`);

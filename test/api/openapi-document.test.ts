@@ -18,12 +18,13 @@ const operations = Object.entries(document.paths).flatMap(([path, item]) =>
 const isInteger = (schema: Schema | undefined) => [schema?.type].flat().includes('integer');
 
 describe('the OpenAPI document', () => {
-  it('bounds every integer parameter with a minimum and a maximum (PostgreSQL int)', () => {
+  it('bounds every integer parameter with a minimum and a maximum (PostgreSQL int; a bigint id: a safe JavaScript integer)', () => {
     const unbounded: string[] = [];
     for (const { path, method, operation, item } of operations) {
       for (const reference of [...(item.parameters ?? []), ...(operation.parameters ?? [])]) {
-        const parameter = resolve(document as never, reference as never) as unknown as { name: string; schema: Schema };
-        if (isInteger(parameter.schema) && (parameter.schema.minimum === undefined || !(parameter.schema.maximum! <= 2147483647))) unbounded.push(`${method} ${path} ${parameter.name}`);
+        const parameter = resolve(document as never, reference as never) as unknown as { name: string; schema: Schema & { format?: string } };
+        const largest = parameter.schema.format === 'int64' ? Number.MAX_SAFE_INTEGER : 2147483647;
+        if (isInteger(parameter.schema) && (parameter.schema.minimum === undefined || !(parameter.schema.maximum! <= largest))) unbounded.push(`${method} ${path} ${parameter.name}`);
       }
     }
     expect(unbounded).toEqual([]);

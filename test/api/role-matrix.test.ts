@@ -8,6 +8,10 @@
 //   action the policy refuses 403; otherwise a 2xx.
 // A 2xx where a refusal was due, or a body naming the private note, is a leak. An operation with no sample request or
 // no declared action cannot be classified and fails the test. MATRIX_LOG=1 prints every cell (expected, answered).
+// An operation that takes a `note` query filter (`team/note`: streamEvents) is asked, in the private columns, with
+// the filter naming the private note: 404 as for a path naming it. The change stream is called in its JSON form, which
+// ends (samples.ts); a live stream answered instead is a wrong cell, and an event of the private note's team a leak.
+// Beside the roles, each request of INVALID_SAMPLES (samples.ts) must answer 400 with its code to every signed-in role.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldCase } from '../../src/modules/text/fold.ts';
@@ -22,16 +26,18 @@ import { Team } from '../../src/modules/teams/team.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { givePassword, makeClient, tokenRequest } from '../support/oauth.ts';
 import { addMember, makeNote, makeTeam, makeUser, uniqueName, type Actor } from '../support/factories.ts';
-import { NOTE, remember, SAMPLES, sampleOf, seedSampleWorld, sendSample, type Sample, type SampleAnswer, type State } from '../support/samples.ts';
+import { INVALID_SAMPLES, NOTE, remember, SAMPLES, sampleOf, seedSampleWorld, sendSample, type Sample, type SampleAnswer, type State } from '../support/samples.ts';
 
 const COLUMNS = ['anonymous', 'outsider', 'member', 'manager', 'author', 'reader', 'oauth-reader', 'private/manager', 'private/outsider'] as const;
 type Column = (typeof COLUMNS)[number];
-type Operation = { id: string; method: string; template: string; scope: string; action: Requirement };
+/** `noteFilter`: the operation takes a `note` query parameter (`team/note`) naming a note it is confined to. */
+type Operation = { id: string; method: string; template: string; scope: string; action: Requirement; noteFilter: boolean };
 type Expected = { status: 'success' | 401 | 403 | 404; code?: string; why: string };
 
 /** Stands in the private note's title and content: no answer to anyone outside its team may carry it. */
 const MARKER = `Secret${Date.now().toString(36)}`;
-const PRIVATE = '/api/v1/elsewhere/secret';
+const PRIVATE_TEAM = 'elsewhere';
+const PRIVATE = `/api/v1/${PRIVATE_TEAM}/secret`;
 
 let app: TestApp;
 let base: State;
@@ -49,7 +55,7 @@ function documentOperations(): { operations: Operation[]; unclassified: string[]
   const unclassified: string[] = [];
   const sampled = new Set(SAMPLES.map(([id]) => id));
   for (const [template, item] of Object.entries(loadOpenApiDocument().paths)) {
-    for (const [method, operation] of Object.entries(item as Record<string, { operationId?: string }>)) {
+    for (const [method, operation] of Object.entries(item as Record<string, { operationId?: string; parameters?: { name?: string; in?: string }[] }>)) {
       const id = operation?.operationId;
       if (!id) continue;
       const entry = (operations as Record<string, object>)[id];
@@ -61,7 +67,10 @@ function documentOperations(): { operations: Operation[]; unclassified: string[]
       const definition = entry as OperationDefinition<never>;
       if (typeof definition.action !== 'string') unclassified.push(`${id}: declares no action`);
       else if (!sampled.has(id)) unclassified.push(`${id}: no sample request in test/support/samples.ts`);
-      else found.push({ id, method: method.toUpperCase(), template, scope: definition.scope, action: definition.action });
+      else {
+        const noteFilter = (operation.parameters ?? []).some((parameter) => parameter.in === 'query' && parameter.name === 'note');
+        found.push({ id, method: method.toUpperCase(), template, scope: definition.scope, action: definition.action, noteFilter });
+      }
     }
   }
   return { operations: found, unclassified };
@@ -94,6 +103,13 @@ async function noteAt(teamName: string, ref: string): Promise<{ isPrivate: boole
   return rows[0] ? { isPrivate: rows[0].is_private } : undefined;
 }
 
+/** The note a request's `note` query filter names (`team/note`), if it has one. */
+function noteFilterOf(sample: Sample): { team: string; note: string } | undefined {
+  const value = new URL(sample.path, 'http://matrix.invalid').searchParams.get('note');
+  const slash = value?.indexOf('/') ?? -1;
+  return value && slash > 0 ? { team: value.slice(0, slash), note: value.slice(slash + 1) } : undefined;
+}
+
 /** The path parameters of a request path, read with the operation's template. */
 function pathParameters(template: string, path: string): Record<string, string> {
   const names: string[] = [];
@@ -111,6 +127,14 @@ async function expectation(operation: Operation, column: Column, actor: Actor | 
   if (!actor) return { status: 401, why: 'no token' };
   if ((actor === cast.reader || actor === cast.oauthReader) && operation.method !== 'GET') return { status: 403, code: 'insufficient_scope', why: 'read-scoped token' };
   const action = operation.action;
+  const filter = operation.noteFilter ? noteFilterOf(sample) : undefined;
+  if (filter) {
+    // confined to one note by a query filter: loaded as a path naming it would be (a note it may not read: 404)
+    const filtered = await noteAt(filter.team, filter.note);
+    if (!filtered) throw new Error(`${operation.id} ${column}: no note ${filter.team}/${filter.note}`);
+    const role = await roleIn(filter.team, actor.user.id);
+    if (!can('note.read', { role, callerId: actor.user.id }, filtered)) return { status: 404, why: `cannot read the filtered note (${role ?? 'not in the team'})` };
+  }
   if (action === 'signed-in') return { status: 'success', why: 'signed-in' };
   const params = pathParameters(operation.template, sample.path);
   let teamName: string;
@@ -213,7 +237,17 @@ function privateSample(operation: Operation): Sample | undefined {
     return { ...sample, path };
   }
   if (operation.action === 'note.read') return sample; // the attachment by id: privateState's is the private note's
+  if (operation.noteFilter) {
+    const note = encodeURIComponent(PRIVATE.slice('/api/v1/'.length)); // `/` percent-encoded, as the document asks
+    return { ...sample, path: `${sample.path}${sample.path.includes('?') ? '&' : '?'}note=${note}` };
+  }
   return undefined;
+}
+
+/** The events of a change stream's JSON answer that are of the other team (whose only note is private). */
+function privateEvents(text: string): number {
+  const events = JSON.parse(text) as { team?: { name?: string } }[];
+  return events.filter((event) => event.team?.name === PRIVATE_TEAM).length;
 }
 
 type Tally = { requests: number; leaks: string[]; wrong: string[]; serverErrors: string[]; expected: Record<string, number> };
@@ -244,6 +278,10 @@ async function runCell(operation: Operation, column: Column, tally: Tally): Prom
   if (process.env.MATRIX_LOG) console.log(`cell ${operation.id} ${column} ${expected.status} ${answer.status}`);
   if (answer.status >= 500) tally.serverErrors.push(label);
   if (answer.text.includes(MARKER)) tally.leaks.push(`${label} [the body names the private note]`);
+  if (answer.live) tally.wrong.push(`${label} [a live event stream, to a request for the JSON form]`);
+  if (operation.id === 'streamEvents' && ok && !answer.live && privateEvents(answer.text) > 0) {
+    tally.leaks.push(`${label} [${privateEvents(answer.text)} events of the private note's team]`);
+  }
   if (expected.status === 'success') {
     if (!ok) tally.wrong.push(label);
     else if (state && (operation.id === 'updateTeam' || operation.id === 'updateTeamViaPatch')) {
@@ -308,8 +346,11 @@ beforeAll(async () => {
     expect(answer.status, answer.text).toBe(200);
   }
 
-  // another team's private note, with one of everything in it
-  const elsewhere = await makeTeam(app, 'elsewhere', [{ user: stranger.user, role: 'manager' }]);
+  // another team's private note, with one of everything in it; the change stream's sample reads the log from here,
+  // so the private note's events are among the first it reads, and none may reach a cell
+  const [last] = await em().execute<{ id: string | number | null }[]>('select max(id) as id from changes');
+  base.eventsSince = Number(last?.id ?? 0);
+  const elsewhere = await makeTeam(app, PRIVATE_TEAM, [{ user: stranger.user, role: 'manager' }]);
   await makeNote(app, elsewhere, stranger.user, { slug: 'secret', title: MARKER, description: MARKER, isPrivate: true });
   privateState = clone(base);
   const inPrivate = async (method: string, path: string, form?: Sample['form'], file?: Sample['file']) => {
@@ -348,4 +389,25 @@ describe('the role x operation matrix', () => {
     expect(tally.leaks).toEqual([]);
     expect(tally.wrong).toEqual([]);
   }, 300_000);
+
+  it('refuses each invalid sample with 400 problem details to every signed-in role (401 without a token)', async () => {
+    const covered = new Set(documentOperations().operations.map(({ id }) => id));
+    const signedIn: [Column, Actor][] = [
+      ['outsider', cast.outsider], ['member', cast.member], ['manager', cast.manager], ['author', cast.author], ['reader', cast.reader], ['oauth-reader', cast.oauthReader],
+    ];
+    const wrong: string[] = [];
+    for (const [operationId, sample, code] of INVALID_SAMPLES) {
+      expect(covered.has(operationId), `${operationId}: an invalid sample for an operation the matrix does not cover`).toBe(true);
+      const anonymous = await send(undefined, sample);
+      if (anonymous.status !== 401) wrong.push(`${operationId} as anonymous: ${sample.method} ${sample.path} answered ${anonymous.status}, expected 401`);
+      for (const [column, actor] of signedIn) {
+        const answer = await send(actor, sample);
+        const problem = (answer.headers.get('content-type') ?? '').startsWith('application/problem+json');
+        if (answer.status !== 400 || answer.body.code !== code || !problem || answer.live) {
+          wrong.push(`${operationId} as ${column}: ${sample.method} ${sample.path} answered ${answer.status}, expected 400 ${code}: ${answer.text.slice(0, 200)}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  }, 60_000);
 });

@@ -88,11 +88,21 @@ describe('webhook delivery', () => {
     const verifier = new Verifier(secret);
     for (const attempt of attempts) {
       expect(attempt.headers['content-type']).toBe('application/json');
-      const verified = verifier.verify(attempt.body, attempt.headers as Record<string, string>);
+      const verified = verifier.verify(attempt.body, attempt.headers as Record<string, string>) as Record<string, unknown>;
+      const actor = { id: manager.user.id, username: manager.user.username };
+      // the change stream's event (ChangeEvent), and beside it `timestamp` (= `occurred_at`) and `data`, the
+      // message's earlier form
       expect(verified).toEqual({
+        id: expect.any(Number),
         type: 'page.updated',
-        timestamp: expect.stringMatching(/Z$/),
-        data: { team_id: note.team.id, note_id: note.id, page_id: page.id, changed: ['content'], version: 2, actor: { id: manager.user.id, username: manager.user.username } },
+        occurred_at: expect.stringMatching(/Z$/),
+        actor,
+        team: { id: note.team.id, name: 'sent' },
+        note: { id: note.id, slug: 'signed', html_url: expect.stringMatching(/\/sent\/signed$/) },
+        page: { id: page.id, version: 2 },
+        changed: ['content'],
+        timestamp: verified.occurred_at,
+        data: { team_id: note.team.id, note_id: note.id, page_id: page.id, changed: ['content'], version: 2, actor },
       });
     }
     expect(attempts[1]!.headers['webhook-id']).toBe(attempts[0]!.headers['webhook-id']);

@@ -1,7 +1,11 @@
 // The webhook operations (issue 12): the whole matrix (stored rows, 401, 403 for everyone but managers, 404, 400,
 // 409, 422), legacy form bodies, the secret shown once, the SSRF guard at registration, and the outbox rows the
-// changes write in their own transaction (no worker runs in this file).
+// changes write in their own transaction (no worker runs in this file): each message is the change stream's
+// ChangeEvent plus the earlier `timestamp` and `data`, in its vocabulary (`member.*`, once `membership.*`; `page.moved`).
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { Webhook } from '../../src/modules/webhooks/webhook.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
@@ -26,12 +30,18 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats.default(ajv);
+ajv.addSchema({ components: loadOpenApiDocument().components } as object, 'doc');
+/** The document's ChangeEvent: what the change stream sends, and a webhook message less `timestamp` and `data`. */
+const isChangeEvent = ajv.compile({ $ref: 'doc#/components/schemas/ChangeEvent' });
+
 const stored = (id: number) => app.em().findOne(Webhook, id, { populate: ['secret'] });
 // the outbox is a projection of the change log: what the tests wrote is projected first, as the server's worker does
 const outbox = async (webhookId: number) =>
   (await app.settle(), app.em()).execute<{ event_type: string; payload: string; message_id: string; attempts: number }[]>('select event_type, payload, message_id, attempts from webhook_outbox where webhook_id = ? order by id', [webhookId]);
-const register = async (webhook: Record<string, unknown>) => {
-  const answer = await manager.client.post(BASE, { json: { webhook } });
+const register = async (webhook: Record<string, unknown>, path = BASE) => {
+  const answer = await manager.client.post(path, { json: { webhook } });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body;
 };
@@ -236,16 +246,62 @@ describe('the outbox', () => {
     expect(message).toMatchObject({ event_type: 'page.updated', attempts: 0 });
     expect(message!.message_id).toMatch(new RegExp(`^msg_[0-9a-f]{24}_${pages}$`));
     const body = JSON.parse(message!.payload);
+    const [change] = await app.em().execute<{ id: string | number }[]>("select id from changes where type = 'page.updated' and note_id = ? order by id desc limit 1", [note.id]);
+    const actor = { id: manager.user.id, username: manager.user.username };
     expect(body).toEqual({
+      // the change stream's event (one vocabulary: the change's id in the log, the same type and fields) ...
+      id: Number(change!.id),
       type: 'page.updated',
-      timestamp: expect.stringMatching(/Z$/),
-      data: { team_id: team.id, note_id: note.id, page_id: page.id, changed: ['content'], version: 2, actor: { id: manager.user.id, username: manager.user.username } },
+      occurred_at: expect.stringMatching(/Z$/),
+      actor,
+      team: { id: team.id, name: 'outboxed' },
+      note: { id: note.id, slug: 'watched', html_url: expect.stringMatching(/\/outboxed\/watched$/) },
+      page: { id: page.id, version: 2 },
+      changed: ['content'],
+      // ... and beside it the message's earlier form, `timestamp` being `occurred_at`
+      timestamp: body.occurred_at,
+      data: { team_id: team.id, note_id: note.id, page_id: page.id, changed: ['content'], version: 2, actor },
     });
-    expect(new Date(body.timestamp).getTime()).toBeGreaterThanOrEqual(before.getTime());
+    const { timestamp: _timestamp, data: _data, ...event } = body;
+    expect(isChangeEvent(event), JSON.stringify(isChangeEvent.errors)).toBe(true);
+    expect(new Date(body.occurred_at).getTime()).toBeGreaterThanOrEqual(before.getTime());
     expect((await outbox(all)).map((row) => row.event_type)).toEqual(['page.created', 'page.updated']);
     expect(await outbox(notes)).toEqual([]);
     // a change refused (and rolled back) leaves no message
     expect((await manager.client.put(`/api/v1/outboxed/watched/${page.id}`, { json: { page: { parent: page.id } } })).status).toBe(422);
     expect(await outbox(pages)).toHaveLength(1);
+  });
+
+  it('takes the change stream\'s kinds: member.* (once membership.*) and page.moved; the old names are unknown kinds', async () => {
+    const team = await makeTeam(app, 'rekinded', [{ user: manager.user, role: 'manager' }]);
+    const path = '/api/v1/teams/rekinded/webhooks';
+    const old = await manager.client.post(path, { json: { webhook: { url: PUBLIC_URL, events: ['member.added', 'membership.added', 'membership.changed', 'membership.removed'] } } });
+    expect([old.status, old.body.code]).toEqual([422, 'unknown_event']);
+    expect(old.body.errors.map((error: { pointer: string }) => error.pointer)).toEqual(['/webhook/events/1', '/webhook/events/2', '/webhook/events/3']);
+    const members = (await register({ url: PUBLIC_URL, events: ['member.added', 'member.changed', 'member.removed'] }, path)).id;
+    const moves = (await register({ url: PUBLIC_URL, events: ['page.moved'] }, path)).id;
+    const updates = (await register({ url: PUBLIC_URL, events: ['page.updated'] }, path)).id;
+
+    const joiner = await makeUser(app);
+    expect((await manager.client.post('/api/v1/teams/rekinded/users', { json: { username: joiner.user.username, role: 'member' } })).status).toBe(200);
+    expect((await manager.client.post('/api/v1/teams/rekinded/users', { json: { username: joiner.user.username, role: 'manager' } })).status).toBe(200);
+    expect((await manager.client.delete(`/api/v1/teams/rekinded/users/${joiner.user.id}`)).status).toBe(200);
+    const memberMessages = await outbox(members);
+    expect(memberMessages.map((row) => row.event_type)).toEqual(['member.added', 'member.changed', 'member.removed']);
+    expect(memberMessages.map((row) => JSON.parse(row.payload))).toEqual([
+      expect.objectContaining({ type: 'member.added', team: { id: team.id, name: 'rekinded' }, member: { id: joiner.user.id, role: 'member' } }),
+      expect.objectContaining({ type: 'member.changed', team: { id: team.id, name: 'rekinded' }, member: { id: joiner.user.id, role: 'manager' } }),
+      expect.objectContaining({ type: 'member.removed', team: { id: team.id, name: 'rekinded' }, member: { id: joiner.user.id } }),
+    ]);
+
+    // a page put under another parent, nothing else changed, is page.moved (not page.updated)
+    const note = await makeNote(app, team, manager.user, { slug: 'moving' });
+    const parent = await makePage(app, note, manager, { title: 'Parent', content: '<p>p</p>' });
+    const child = await makePage(app, note, manager, { title: 'Child', content: '<p>c</p>' });
+    expect((await manager.client.put(`/api/v1/rekinded/moving/${child.id}`, { json: { page: { parent: parent.id } } })).status).toBe(200);
+    const [moved] = await outbox(moves);
+    expect(moved?.event_type).toBe('page.moved');
+    expect(JSON.parse(moved!.payload)).toMatchObject({ type: 'page.moved', note: { id: note.id, slug: 'moving' }, page: { id: child.id } });
+    expect(await outbox(updates)).toEqual([]);
   });
 });

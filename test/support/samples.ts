@@ -2,7 +2,8 @@
 // note `handbook` with pages, versions, comments, an issue, a fork and requests), shared by `make statements`
 // (scripts/count-statements.ts: statements per request) and the role matrix (test/api/role-matrix.test.ts: every
 // operation as every role). A sample is a function of the world's state, so a caller can point it at objects it
-// made for the purpose (a fresh comment to delete) by handing it a state of its own.
+// made for the purpose (a fresh comment to delete) by handing it a state of its own. The fuzzer
+// (test/api/fuzz.test.ts) makes its hostile requests from them too, headers included.
 import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { createClient } from '../../src/modules/oauth/clients.ts';
 import { recordGrant } from '../../src/modules/oauth/model.ts';
@@ -10,8 +11,8 @@ import type { TestApp } from './app.ts';
 import { makeUser, type Actor } from './factories.ts';
 
 export type Form = Record<string, string | number>;
-/** `file`: a multipart upload of one part `file` with these bytes. */
-export type Sample = { method: string; path: string; form?: Form; file?: { filename: string; data: string } };
+/** `file`: a multipart upload of one part `file` with these bytes; `headers`: sent besides the token and body type. */
+export type Sample = { method: string; path: string; form?: Form; file?: { filename: string; data: string }; headers?: Record<string, string> };
 export type State = {
   pageId: number;
   createdTeams: string[];
@@ -36,6 +37,8 @@ export type State = {
   /** The manager's fork of the handbook (in the team `manager`), with a changed page proposed by requests #1-#4. */
   forkId: number;
   forkVersionId: number;
+  /** streamEvents reads the change log after this id (absent: from the start of the kept log). */
+  eventsSince?: number;
 };
 
 export const NOTE = '/api/v1/writers/handbook';
@@ -107,6 +110,13 @@ export const SAMPLES: [operationId: string, sample: (state: State, n: number) =>
   ['toggleNotificationViaPut', (state) => ({ method: 'PUT', path: `/api/v1/notifications/${state.notificationId}` })],
   ['markNotificationsRead', () => ({ method: 'POST', path: '/api/v1/notifications/read' })],
   ['listLogs', () => ({ method: 'GET', path: '/api/v1/logs' })],
+  // the change stream in its JSON form, which ends (the live form, text/event-stream, never does): `format=json`
+  // and an Accept that does not ask for the stream, so that neither a query nor a header made hostile turns it live
+  ['streamEvents', (state) => ({
+    method: 'GET',
+    path: `/api/v1/events?format=json${state.eventsSince === undefined ? '' : `&since=${state.eventsSince}`}`,
+    headers: { Accept: 'application/json' },
+  })],
   ['listApps', () => ({ method: 'GET', path: '/api/v1/me/apps' })],
   ['createApp', (_, n) => ({ method: 'POST', path: '/api/v1/me/apps', form: { 'app[name]': `Scratch app ${n}`, 'app[redirect_uris][]': 'https://scratch.example/cb' } })],
   ['listAuthorizations', () => ({ method: 'GET', path: '/api/v1/me/authorizations' })],
@@ -132,6 +142,24 @@ export const SAMPLES: [operationId: string, sample: (state: State, n: number) =>
   ['deleteWebhook', (state, n) => ({ method: 'DELETE', path: `/api/v1/teams/writers/webhooks/${state.createdWebhooks[n]}` })],
 ];
 
+/**
+ * Requests an operation must refuse as bad input, whoever signed in sends them: 400 with the problem's `code`
+ * (the role matrix sends each as every signed-in role).
+ */
+export const INVALID_SAMPLES: [operationId: string, sample: Sample, code: string][] = [
+  // the members' events were `membership.*` before the change stream; the old names are unknown types now
+  // (`,` and `/` in a query value are percent-encoded: the document does not allow them reserved)
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json&types=page.updated%2Cmembership.added' }, 'invalid_event_type'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json&types=nope' }, 'invalid_event_type'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json&since=-1' }, 'validation_failed'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json&since=abc' }, 'validation_failed'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=xml' }, 'validation_failed'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json&per_page=0' }, 'validation_failed'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json&note=handbook' }, 'validation_failed'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json&team=-writers' }, 'validation_failed'],
+  ['streamEvents', { method: 'GET', path: '/api/v1/events?format=json', headers: { 'Last-Event-ID': 'abc' } }, 'validation_failed'],
+];
+
 /** The sample of an operation (throws for one without). */
 export function sampleOf(operationId: string): (state: State, n: number) => Sample {
   const found = SAMPLES.find(([id]) => id === operationId);
@@ -139,21 +167,52 @@ export function sampleOf(operationId: string): (state: State, n: number) => Samp
   return found[1];
 }
 
-export type SampleAnswer = { status: number; body: Record<string, unknown>; text: string; headers: Headers };
+/** `live`: the answer was a server-sent event stream (which never ends), read for a moment and hung up on. */
+export type SampleAnswer = { status: number; body: Record<string, unknown>; text: string; headers: Headers; live?: boolean };
 
-/** Sends a sample with a bearer token (none: anonymously); never throws for a status. */
+/** How long a live stream (text/event-stream) is read before hanging up: it never ends of itself. */
+const LIVE_READ_MS = 1000;
+
+/** Sends a sample with a bearer token (none: anonymously); never throws for a status, never waits on a live stream. */
 export async function sendSample(baseUrl: string, token: string | undefined, sample: Sample): Promise<SampleAnswer> {
   const upload = sample.file ? new FormData() : undefined;
   if (sample.file) upload!.append('file', new Blob([sample.file.data]), sample.file.filename);
+  const hangUp = new AbortController();
   const response = await fetch(baseUrl + sample.path, {
     method: sample.method,
-    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(sample.form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+    headers: {
+      ...sample.headers,
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(sample.form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+    },
     ...(sample.form ? { body: new URLSearchParams(Object.entries(sample.form).map(([key, value]) => [key, String(value)])).toString() } : {}),
     ...(upload ? { body: upload } : {}),
+    signal: hangUp.signal,
   });
+  if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    const text = await readFor(response, hangUp, LIVE_READ_MS);
+    return { status: response.status, body: {}, text, headers: response.headers, live: true };
+  }
   const text = await response.text();
   const json = text !== '' && (response.headers.get('content-type') ?? '').includes('json');
   return { status: response.status, body: json ? (JSON.parse(text) as Record<string, unknown>) : {}, text, headers: response.headers };
+}
+
+/** What a response's body brings within `ms`, then the request aborted (for a body that may never end). */
+export async function readFor(response: Response, request: AbortController, ms: number): Promise<string> {
+  const timer = setTimeout(() => request.abort(), ms);
+  const decoder = new TextDecoder();
+  let text = '';
+  const reader = response.body?.getReader();
+  try {
+    for (let read = await reader?.read(); reader && read && !read.done; read = await reader.read()) text += decoder.decode(read.value, { stream: true });
+  } catch {
+    // aborted: the stream was still open
+  } finally {
+    clearTimeout(timer);
+    request.abort();
+  }
+  return text;
 }
 
 /** Records in `state` what a successful sample made (its id, index or name), for the samples that use it later. */

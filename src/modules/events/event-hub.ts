@@ -196,7 +196,10 @@ export class EventHub {
     this.#bound.observe(await readWatermark(this.#em.fork()));
     const bound = this.#bound.value;
     if (bound === undefined) return;
-    if (before !== undefined && bound > before) await this.#deliver(before, bound);
+    // from the previous bound, or from where the live streams are when this is the first one
+    let from = before ?? bound;
+    for (const stream of this.#streams) if (stream.live && stream.after < from) from = stream.after;
+    if (bound > from) await this.#deliver(from, bound);
     const waiting = this.#waiters;
     this.#waiters = [];
     for (const waiter of waiting) {
@@ -214,7 +217,9 @@ export class EventHub {
       const changes = await changesBetween(this.#em.fork(), from, upTo, BATCH);
       if (changes.length > 0) {
         const context = await this.#context(changes, live.map((stream) => stream.userId));
-        for (const stream of live) this.#send(stream, changes, context, upTo);
+        // each event is presented and framed once, whatever the number of streams it goes to
+        const frames = new Map<ChangeRow, string>();
+        for (const stream of live) this.#send(stream, changes, context, upTo, frames);
       }
       from = changes.length < BATCH ? upTo : Number(changes[changes.length - 1]!.id);
       for (const stream of live) if (stream.live && stream.after < from) stream.after = from;
@@ -225,7 +230,10 @@ export class EventHub {
   async #catchUp(stream: Stream): Promise<void> {
     if (this.#closed) return;
     const types = storedTypes(stream.filter.types);
+    // a process that has no bound yet finds one first (a stream resumed right after a restart reads what it missed)
+    if (this.#bound.value === undefined) await this.safeBound();
     for (;;) {
+      // still none (a transaction held open on the database): live now; the first bound's delivery starts here
       const bound = this.#bound.value ?? stream.after;
       if (stream.after >= bound) {
         stream.live = true;
@@ -242,14 +250,19 @@ export class EventHub {
     return eventContextOf(await eventContext(this.#em.fork(), { ...idsOf(changes), users: [...new Set(users)] }));
   }
 
-  #send(stream: Stream, changes: readonly ChangeRow[], context: EventContext, upTo: number): void {
+  #send(stream: Stream, changes: readonly ChangeRow[], context: EventContext, upTo: number, framed = new Map<ChangeRow, string>()): void {
     let frames = '';
     for (const change of changes) {
       if (Number(change.id) <= stream.after || Number(change.id) > upTo) continue;
       const type = eventTypeOf(change);
       if (type === undefined || !matches(stream.filter, change, type) || !mayRead(change, stream.userId, context)) continue;
-      const event = presentEvent(change, context, this.#urls);
-      if (event) frames += sseFrame(event);
+      let frame = framed.get(change);
+      if (frame === undefined) {
+        const event = presentEvent(change, context, this.#urls);
+        frame = event ? sseFrame(event) : '';
+        framed.set(change, frame);
+      }
+      frames += frame;
     }
     if (frames === '') return;
     if (stream.body.writableLength > MAX_BUFFERED_BYTES) {

@@ -4,19 +4,21 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeRow } from './events.repository.ts';
 
-/**
- * The watermark of the change log as this statement sees it: the oldest transaction still running (`xmin`), the
- * next transaction id to be given out (`xmax`), and the last change id handed out, committed or not (`last`, read
- * from the sequence, which is not transactional). event-hub.ts says how these make a safe bound.
- */
-export type Watermark = { xmin: bigint; xmax: bigint; last: number };
+/** Where the change log stands: safe-bound.ts says how it makes a safe bound. */
+export type Watermark = { running: ReadonlySet<string>; last: number };
 
+/**
+ * The transactions running on the server now (every backend's transaction id, from pg_stat_activity: the snapshot's
+ * xmin and xip leave out transactions newer than the last one that ended) and the last change id handed out
+ * (`last`, read from the sequence after them, which is not transactional).
+ */
 export async function readWatermark(em: EntityManager): Promise<Watermark> {
-  const [row] = await em.execute<{ xmin: string; xmax: string; last: string }[]>(
-    `select pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax,
+  const [row] = await em.execute<{ running: string[] | string | null; last: string }[]>(
+    `select (select array_agg(backend_xid::text) from pg_stat_activity where backend_xid is not null) as running,
             (select case when is_called then last_value else last_value - 1 end from changes_id_seq)::text as last`,
   );
-  return { xmin: BigInt(row!.xmin), xmax: BigInt(row!.xmax), last: Number(row!.last) };
+  const running = typeof row!.running === 'string' ? row!.running.replace(/[{}]/g, '').split(',').filter((xid) => xid !== '') : row!.running ?? [];
+  return { running: new Set(running), last: Number(row!.last) };
 }
 
 /** An array parameter as PostgreSQL's literal (`{1,2}`): the driver would spread a JS array into a list. */
@@ -32,7 +34,7 @@ function parsed(rows: ChangeRow[]): ChangeRow[] {
 /** The changes with ids in (after, upTo], in id order, at most `limit`. */
 export async function changesBetween(em: EntityManager, after: number, upTo: number, limit: number): Promise<ChangeRow[]> {
   return parsed(await em.execute<ChangeRow[]>(
-    `select ${CHANGE_COLUMNS} from changes where id > ? and id <= ? order by id limit ?`,
+    `select ${CHANGE_COLUMNS} from changes where id > ? and id <= ? order by changes.id limit ?`,
     [after, upTo, limit],
   ));
 }
@@ -53,7 +55,7 @@ export async function changesFor(
       where id > ? and id <= ? and team_id is not null
         and (?::int is null or team_id = ?::int) and (?::int is null or note_id = ?::int)
         and (?::text[] is null or type = any(?::text[]))
-      order by id limit ?`,
+      order by changes.id limit ?`,
     [range.after, range.upTo, filter.teamId, filter.teamId, filter.noteId, filter.noteId, types, types, range.limit],
   ));
 }

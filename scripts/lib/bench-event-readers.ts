@@ -1,0 +1,189 @@
+// The readers of the `events` case of `make bench` (scripts/lib/bench-events.ts): one child process that holds every
+// open change stream (GET /api/v1/events with `Accept: text/event-stream`), one per token, and notes when each page
+// version's event reaches each stream. It is its own process so that reading 200 streams does not share an event
+// loop with the writers' client (autocannon in the parent): a busy loop there would stamp the write answers late
+// (shortening the measured delay) and here it would stamp the events late. It reads cheaply: per chunk one clock
+// reading, then the `"page":{"id":N,"version":V}` of each frame found by string search, no JSON parsing.
+// Times are CLOCK_MONOTONIC milliseconds (process.hrtime), the same clock in every process of the machine, so the
+// parent's answer times and these arrival times compare directly.
+// Driven over IPC (fork with serialization 'advanced', for the typed arrays):
+//   - { type: 'open', baseUrl, tokens }: opens one stream per token, waits until each answered 200 with its first
+//     line (`retry: 2000`: the server then holds it as a live stream), replies { type: 'opened', streams }.
+//   - { type: 'close', answers, graceMs }: `answers` are the writes answered while the streams were open (page id,
+//     version, answer time); waits (at most graceMs) until each has reached every stream, closes the streams and
+//     replies with one delay per delivery (write x stream): from the write's answer, and from the event's
+//     `occurred_at` (the change's time in the database, wall clock), and what went wrong.
+// Exits when its parent goes away.
+import http from 'node:http';
+
+export type ReadersRequest =
+  | { type: 'open'; baseUrl: string; tokens: string[] }
+  | { type: 'close'; answers: Float64Array; graceMs: number };
+export type ReadersReply =
+  | { type: 'opened'; streams: number }
+  | {
+      type: 'closed';
+      /** Per delivery, milliseconds from the write's answer to the event at the stream (negative: it came first). */
+      fromAnswer: Float64Array;
+      /** Per delivery, milliseconds from the event's occurred_at to its arrival (wall clock, 1 ms resolution). */
+      fromOccurred: Float64Array;
+      /** Deliveries that had not come within graceMs, on streams still open, and the writes they were of. */
+      missing: number;
+      missingWrites: number;
+      /** Streams that ended before they were closed here (the server drops a reader that falls behind). */
+      ended: number;
+    }
+  | { type: 'error'; message: string };
+
+/** Monotonic milliseconds, comparable across the processes of one machine. */
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+/** Wall clock minus monotonic clock, to put arrivals on occurred_at's clock. */
+const wallOffset = Date.now() - now();
+
+const PAGE = '"page":{"id":';
+const VERSION = ',"version":';
+const OCCURRED = '"occurred_at":"';
+
+type Stream = { request: http.ClientRequest; tail: string; ended: boolean };
+let streams: Stream[] = [];
+/** Per page version (`id:version`): its arrival time at each stream (NaN: not yet). */
+let arrivals = new Map<string, Float64Array>();
+/** Per page version: its occurred_at, epoch milliseconds. */
+let occurred = new Map<string, number>();
+let closing = false;
+
+const send = (reply: ReadersReply) => process.send?.(reply);
+
+/** Reads the digits at `from`; NaN when there are none. */
+function digitsAt(text: string, from: number): { value: number; end: number } {
+  let end = from;
+  while (end < text.length && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) end += 1;
+  return { value: end > from ? Number(text.slice(from, end)) : Number.NaN, end };
+}
+
+/** Notes the page versions in `text` (whole frames) as arrived at stream `index` at `at`. */
+function record(text: string, index: number, at: number): void {
+  for (let found = text.indexOf(PAGE); found >= 0; found = text.indexOf(PAGE, found + PAGE.length)) {
+    const id = digitsAt(text, found + PAGE.length);
+    if (Number.isNaN(id.value) || !text.startsWith(VERSION, id.end)) continue; // a page event without a version
+    const version = digitsAt(text, id.end + VERSION.length);
+    if (Number.isNaN(version.value)) continue;
+    const key = `${id.value}:${version.value}`;
+    let times = arrivals.get(key);
+    if (!times) {
+      times = new Float64Array(streams.length).fill(Number.NaN);
+      arrivals.set(key, times);
+      const stamp = text.lastIndexOf(OCCURRED, found);
+      if (stamp >= 0) occurred.set(key, Date.parse(text.slice(stamp + OCCURRED.length, text.indexOf('"', stamp + OCCURRED.length))));
+    }
+    if (Number.isNaN(times[index]!)) times[index] = at;
+  }
+}
+
+function openOne(baseUrl: string, token: string, index: number): Promise<Stream> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${baseUrl}/api/v1/events`, {
+      headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' },
+      agent: false, // a connection of its own, as each of 200 clients would have
+    });
+    const stream: Stream = { request, tail: '', ended: false };
+    let opened = false;
+    request.once('error', (error) => (opened ? (stream.ended = true) : reject(error)));
+    request.once('response', (response) => {
+      if (response.statusCode !== 200) {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => reject(new Error(`GET /api/v1/events: ${response.statusCode} ${body.slice(0, 300)}`)));
+        return;
+      }
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        const at = now();
+        const text = stream.tail + chunk;
+        const cut = text.lastIndexOf('\n\n');
+        if (cut < 0) {
+          stream.tail = text;
+          return;
+        }
+        stream.tail = text.slice(cut + 2);
+        if (!opened) {
+          if (!text.startsWith('retry:')) return reject(new Error(`the stream began with ${JSON.stringify(text.slice(0, 80))}`));
+          opened = true;
+          resolve(stream);
+        }
+        record(text.slice(0, cut), index, at);
+      });
+      response.once('close', () => {
+        if (!closing) stream.ended = true;
+      });
+    });
+    request.end();
+  });
+}
+
+async function open(baseUrl: string, tokens: string[]): Promise<void> {
+  closing = false;
+  arrivals = new Map();
+  occurred = new Map();
+  streams = new Array<Stream>(tokens.length);
+  // 20 at a time: 200 clients connecting at the very same moment is not what is measured
+  const pending: Promise<Stream>[] = [];
+  try {
+    for (let start = 0; start < tokens.length; start += 20) {
+      const batch = tokens.slice(start, start + 20).map((token, offset) => openOne(baseUrl, token, start + offset));
+      pending.push(...batch);
+      for (const [offset, stream] of (await Promise.all(batch)).entries()) streams[start + offset] = stream;
+    }
+  } catch (error) {
+    closing = true;
+    for (const stream of await Promise.allSettled(pending)) if (stream.status === 'fulfilled') stream.value.request.destroy();
+    streams = [];
+    throw error;
+  }
+  send({ type: 'opened', streams: streams.length });
+}
+
+async function close(answers: Float64Array, graceMs: number): Promise<void> {
+  const keys: string[] = [];
+  for (let at = 0; at < answers.length; at += 3) keys.push(`${answers[at]}:${answers[at + 1]}`);
+  const complete = (key: string) => {
+    const times = arrivals.get(key);
+    return times !== undefined && streams.every((stream, index) => stream.ended || !Number.isNaN(times[index]!));
+  };
+  for (const deadline = now() + graceMs; now() < deadline && !keys.every(complete); ) await new Promise((resolve) => setTimeout(resolve, 20));
+  closing = true;
+  for (const stream of streams) stream.request.destroy();
+  const fromAnswer: number[] = [];
+  const fromOccurred: number[] = [];
+  let missing = 0;
+  let missingWrites = 0;
+  for (const [at, key] of keys.entries()) {
+    const before = missing;
+    const answered = answers[3 * at + 2]!;
+    const times = arrivals.get(key);
+    const stamp = occurred.get(key);
+    for (const [index, stream] of streams.entries()) {
+      const arrived = times?.[index];
+      if (arrived === undefined || Number.isNaN(arrived)) {
+        if (!stream.ended) missing += 1;
+        continue;
+      }
+      fromAnswer.push(arrived - answered);
+      if (stamp !== undefined) fromOccurred.push(arrived + wallOffset - stamp);
+    }
+    if (missing > before) missingWrites += 1;
+  }
+  const ended = streams.filter((stream) => stream.ended).length;
+  arrivals = new Map();
+  occurred = new Map();
+  streams = [];
+  send({ type: 'closed', fromAnswer: Float64Array.from(fromAnswer), fromOccurred: Float64Array.from(fromOccurred), missing, missingWrites, ended });
+}
+
+process.on('message', (message: ReadersRequest) => {
+  const work = message.type === 'open' ? open(message.baseUrl, message.tokens) : close(message.answers, message.graceMs);
+  work.catch((error: unknown) => send({ type: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) }));
+});
+process.on('disconnect', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(0));
