@@ -30,6 +30,20 @@ export type Database = {
   close(): Promise<void>;
 };
 
+/**
+ * Which connections a statement runs on: `write`, the pool every request uses; `read`, the change stream's own (the
+ * loop that serves every open stream of the process, event-hub.ts). They are MikroORM's read replica pointed at the
+ * same database, and nothing else reads from them (`preferReadReplicas` off): under a write load the pool is busy,
+ * and a stream's statements waited behind 20-50 writers' for each of its readings (docs/speed.md). On PostgreSQL,
+ * two connections of their own; embedded, one more in-process stream to PGlite's one session, which takes the
+ * session only between transactions of the other (pglite-stream.ts), so it waits for at most the exchange under way,
+ * not for the whole queue of the requests' pool.
+ */
+export type ConnectionType = 'read' | 'write';
+export const STREAM_CONNECTION: ConnectionType = 'read';
+const STREAM_POOL = { min: 0, max: 2 };
+const EMBEDDED_STREAM_POOL = { min: 0, max: 1 };
+
 // PGlite is one session: a single pooled connection keeps transactions from interleaving.
 const EMBEDDED_POOL = { min: 1, max: 1 };
 const SOCKET_PORT = 5432;
@@ -125,7 +139,12 @@ export type OpenOptions = {
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const orm = await initOrm({ clientUrl: options.databaseUrl, pool: { min: 0, max: 10 } }, options);
+    const orm = await initOrm({
+      clientUrl: options.databaseUrl,
+      pool: { min: 0, max: 10 },
+      replicas: [{ name: 'stream', pool: STREAM_POOL }],
+      preferReadReplicas: false,
+    }, options);
     const changes = options.listen ? postgresChangeFeed(options.databaseUrl) : silentFeed();
     return {
       orm,
@@ -178,8 +197,13 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   let orm: Orm;
   try {
     // the server's own connection talks to PGlite in-process (pglite-stream.ts); the socket serves the admin CLI
+    const driverOptions = { stream: () => new PGliteStream(pglite) };
     orm = await initOrm(
-      { host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL, driverOptions: { stream: () => new PGliteStream(pglite) } },
+      {
+        host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL, driverOptions,
+        replicas: [{ name: 'stream', pool: EMBEDDED_STREAM_POOL, driverOptions }],
+        preferReadReplicas: false,
+      },
       options,
     );
   } catch (error) {

@@ -114,8 +114,10 @@ describe.skipIf(databaseKind !== 'postgres')('streamEvents across two server pro
     console.log(`a write's event on the other process's stream: ${report('A to B', aToB)}; ${report('B to A', bToA)}`);
     expect(percentile(aToB.map((delay) => delay.fromAnswer), 99)).toBeLessThan(1000);
     expect(percentile(bToA.map((delay) => delay.fromAnswer), 99)).toBeLessThan(1000);
-    // each stream got every write of the page, through either process, versions in order
+    // each stream got every write of the page, through either process, versions in order (the last write's event
+    // was awaited on A's stream only: it may come on B's a pass later)
     for (const [name, stream] of [['A', onA], ['B', onB]] as const) {
+      await stream.waitForChange((change) => change.page?.id === page.id && change.page.version === 2 * WRITES + 1, 5000);
       const versions = stream.changes.filter((change) => change.page?.id === page.id).map((change) => change.page.version);
       const expected = Array.from({ length: 2 * WRITES }, (_, k) => k + 2);
       expect(versions, `the versions on ${name}'s stream: ${diagnose(versions, expected)}`).toEqual(expected);
@@ -201,5 +203,42 @@ describe.skipIf(databaseKind !== 'postgres')('streamEvents across two server pro
       ...(await readJsonEvents(s.member.client, { since: nextSince(meanwhile.headers.get('link'))! })).items.map((event) => event.id as number),
     ];
     expect(polled, `following Link: ${diagnose(polled, stored)}`).toEqual(stored);
+  }, 60_000);
+
+  it('a transaction held open that appends nothing to the change log holds no event back, on either process', async () => {
+    const note = s.notes.shared;
+    const page = await makePage(app, note, s.member, { title: 'Beside a long transaction' });
+    const url = `${await notePath(app, note)}/${page.id}`;
+    const onA = await open(app.baseUrl, s.reader.token);
+    const onB = await open(secondUrl, s.reader.token);
+    // as a projection indexing pages, or a tool's long transaction: it has a transaction id and has written, but
+    // appends no change (before, the stream waited for every transaction running on the server)
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    let begun!: () => void;
+    const running = new Promise<void>((resolve) => (begun = resolve));
+    const other = app.em().transactional(async (tx) => {
+      await tx.execute('update projection_cursors set updated_at = now() where name = ?', ['search']);
+      begun();
+      await finished;
+    });
+    await running;
+    try {
+      const answer = await s.member.client.put(url, { json: { page: { content: '<p>while another transaction runs</p>' } } });
+      expect(answer.status, answer.text).toBe(200);
+      const version = answer.body.version as number;
+      for (const [name, stream] of [['A', onA], ['B', onB]] as const) {
+        const started = performance.now();
+        const received = await stream.waitForChange((change) => change.page?.id === page.id && change.page.version === version, 1500);
+        expect(received, `the event on ${name} while the other transaction runs (waited ${Math.round(performance.now() - started)} ms)`).toBeDefined();
+      }
+      // a poller is answered it as well, without waiting for the other transaction
+      const polled = await s.reader.client.get('/api/v1/events', { query: { format: 'json', since: String(Number((await storedIdsAfter('0')).at(-1)) - 1) } });
+      expect(polled.status).toBe(200);
+      expect(polled.body.map((event: any) => event.page?.version)).toContain(version);
+    } finally {
+      finish();
+      await other;
+    }
   }, 60_000);
 });

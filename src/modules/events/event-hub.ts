@@ -1,22 +1,25 @@
 // The change stream of one server process (GET /api/v1/events; the OpenAPI document describes it): the open streams,
 // and one loop that sends them the change log's new rows. The loop wakes when this process answered a write, when
 // the database announces a change made anywhere (the change feed: every transaction that appends to the log
-// announces `c` as it commits, migration 0018), and every second besides. It moves the safe bound (safe-bound.ts),
-// reads the changes up to it once, looks up in one statement what they show and which of the listeners may read
-// them now (permissions at delivery), and writes each listener the events it may see. A stream that resumes from an
-// older id first catches up alone (in pages of CATCH_UP rows), then joins the loop. Every stream gets a heartbeat
+// announces `c` as it commits, migration 0018), and every second besides, and passes at most every PASS_GAP_MS, so a
+// pass under a write load carries many events; its statements run on the stream's own connections
+// (STREAM_CONNECTION, database.ts), not behind the writers' in the pool. It moves the safe bound (safe-bound.ts),
+// reads the changes up to it once with what they show and which of the listeners may read them now (permissions at
+// delivery), in one statement, and writes each listener the events it may see. A stream that resumes from an
+// older id first catches up alone (in pages of BATCH rows), then joins the loop. Every stream gets a heartbeat
 // comment each EVENTS_HEARTBEAT_SECONDS, when its token is also checked: a token deleted or expired ends it (a
 // deletion announced by the feed ends it at once).
 import { PassThrough } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeEvent } from '../../../generated/client/types.gen.ts';
 import type { ChangeFeed } from '../../db/change-feed.ts';
+import { STREAM_CONNECTION } from '../../db/database.ts';
 import { tokenOf } from '../../cache/tags.ts';
 import type { Logger } from '../../http/logger.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { ChangeRow } from './events.repository.ts';
 import { eventContextOf, eventTypeOf, idsOf, mayRead, presentEvent, type EventContext, type EventType } from './event-presenter.ts';
-import { changesBetween, changesFor, eventContext, liveTokens, readWatermark } from './event-stream.repository.ts';
+import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark } from './event-stream.repository.ts';
 import { SafeBound } from './safe-bound.ts';
 
 /** What a stream (or a JSON page) asked for. */
@@ -24,13 +27,21 @@ export type EventFilter = { teamId: number | null; noteId: number | null; types:
 
 export type Listener = { userId: number; tokenId: number; filter: EventFilter };
 
-type Stream = Listener & { body: PassThrough; after: number; live: boolean };
+/** `begun`: its first lines are written (a heartbeat before them would come ahead of the `retry` line). */
+type Stream = Listener & { body: PassThrough; after: number; live: boolean; begun: boolean };
 
 /** Rows read per statement, live and catching up. */
 const BATCH = 500;
 /** How often the loop runs with nothing announced (changes of a tool whose feed is down, tokens that expired). */
 const POLL_MS = 1000;
-/** How soon the loop reads again while the bound waits for transactions to end. */
+/**
+ * The least time between two passes of the loop. A pass costs a reading of the database and, when the bound moved,
+ * two statements and one write to every open stream, whether it carries one event or fifty: under a write load,
+ * passes as often as writes are answered cost the writers a fifth of their speed with 200 streams open (docs/speed.md).
+ * An event waits at most this long for the next pass; a pass then carries every write answered meanwhile.
+ */
+const PASS_GAP_MS = 75;
+/** How soon the loop reads again while the bound waits for transactions to end (no sooner than PASS_GAP_MS). */
 const PENDING_MS = 3;
 /** How long a request waits for the bound to reach the changes committed before it. */
 const BOUND_WAIT_MS = 2000;
@@ -71,6 +82,9 @@ export class EventHub {
   #waiters: { id: number; resolve: () => void }[] = [];
   #running: Promise<void> | undefined;
   #again = false;
+  /** When the last pass began (performance.now()), and the pass already scheduled for the end of the gap. */
+  #lastPass = Number.NEGATIVE_INFINITY;
+  #scheduled: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #timers: NodeJS.Timeout[] = [];
 
@@ -106,7 +120,7 @@ export class EventHub {
    * process has none yet; `seen` is the last id handed out when the call began.
    */
   async safeBound(): Promise<{ bound: number | undefined; seen: number }> {
-    const seen = (await readWatermark(this.#em.fork())).last;
+    const seen = (await readWatermark(this.#em.fork(), STREAM_CONNECTION)).last;
     if (this.#bound.value === undefined || this.#bound.value < seen) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -130,7 +144,7 @@ export class EventHub {
     if (held >= this.#options.streamsPerToken) return undefined;
     this.#perToken.set(listener.tokenId, held + 1);
     const body = new PassThrough();
-    const stream: Stream = { ...listener, body, after: 0, live: false };
+    const stream: Stream = { ...listener, body, after: 0, live: false, begun: false };
     body.on('close', () => this.#remove(stream));
     this.#streams.add(stream);
     try {
@@ -144,6 +158,7 @@ export class EventHub {
       throw error;
     }
     body.write(first);
+    stream.begun = true;
     void this.#catchUp(stream).catch((error: unknown) => {
       this.#log.warn({ err: error }, 'a change stream could not catch up; it is closed (the client resumes)');
       body.end();
@@ -151,13 +166,29 @@ export class EventHub {
     return body;
   }
 
-  /** Wakes the loop: something may have been written. */
+  /** Wakes the loop: something may have been written. A pass begins now, or once the gap after the last one is over. */
   poke(): void {
     if (this.#closed) return;
     if (this.#running) {
       this.#again = true;
       return;
     }
+    const wait = this.#lastPass + PASS_GAP_MS - performance.now();
+    if (wait > 0) {
+      // the pass begins at the first poke after the gap, or at the gap's end when none comes: under a load that
+      // keeps the event loop busy, a timer fires late, and writes answered (pokes) come all along
+      if (!this.#scheduled) {
+        this.#scheduled = setTimeout(() => {
+          this.#scheduled = undefined;
+          this.poke();
+        }, wait);
+        this.#scheduled.unref();
+      }
+      return;
+    }
+    clearTimeout(this.#scheduled);
+    this.#scheduled = undefined;
+    this.#lastPass = performance.now();
     let failed = false;
     this.#running = this.#run()
       .catch((error: unknown) => {
@@ -178,6 +209,7 @@ export class EventHub {
   async close(): Promise<void> {
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
+    clearTimeout(this.#scheduled);
     for (const stream of this.#streams) stream.body.end();
     for (const waiter of this.#waiters) waiter.resolve();
     this.#waiters = [];
@@ -193,7 +225,7 @@ export class EventHub {
 
   async #run(): Promise<void> {
     const before = this.#bound.value;
-    this.#bound.observe(await readWatermark(this.#em.fork()));
+    this.#bound.observe(await readWatermark(this.#em.fork(), STREAM_CONNECTION));
     const bound = this.#bound.value;
     if (bound === undefined) return;
     // from the previous bound, or from where the live streams are when this is the first one
@@ -214,12 +246,14 @@ export class EventHub {
     while (from < upTo) {
       const live = [...this.#streams].filter((stream) => stream.live);
       if (live.length === 0) return;
-      const changes = await changesBetween(this.#em.fork(), from, upTo, BATCH);
+      const read = await changesWithContext(this.#em.fork(), { after: from, upTo, limit: BATCH }, [...new Set(live.map((stream) => stream.userId))], STREAM_CONNECTION);
+      const changes = read.changes;
       if (changes.length > 0) {
-        const context = await this.#context(changes, live.map((stream) => stream.userId));
-        // each event is presented and framed once, whatever the number of streams it goes to
+        const context = eventContextOf(read.context);
+        // each event is presented and framed once, and each set of events encoded once, whatever the streams
         const frames = new Map<ChangeRow, string>();
-        for (const stream of live) this.#send(stream, changes, context, upTo, frames);
+        const chunks = new Map<string, Buffer>();
+        for (const stream of live) this.#send(stream, changes, context, upTo, frames, chunks);
       }
       from = changes.length < BATCH ? upTo : Number(changes[changes.length - 1]!.id);
       for (const stream of live) if (stream.live && stream.after < from) stream.after = from;
@@ -239,7 +273,7 @@ export class EventHub {
         stream.live = true;
         return;
       }
-      const changes = await changesFor(this.#em.fork(), { after: stream.after, upTo: bound, limit: BATCH }, { teamId: stream.filter.teamId, noteId: stream.filter.noteId, types });
+      const changes = await changesFor(this.#em.fork(), { after: stream.after, upTo: bound, limit: BATCH }, { teamId: stream.filter.teamId, noteId: stream.filter.noteId, types }, STREAM_CONNECTION);
       if (!this.#streams.has(stream)) return;
       if (changes.length > 0) this.#send(stream, changes, await this.#context(changes, [stream.userId]), bound);
       stream.after = changes.length < BATCH ? bound : Number(changes[changes.length - 1]!.id);
@@ -247,33 +281,49 @@ export class EventHub {
   }
 
   async #context(changes: readonly ChangeRow[], users: readonly number[]): Promise<EventContext> {
-    return eventContextOf(await eventContext(this.#em.fork(), { ...idsOf(changes), users: [...new Set(users)] }));
+    return eventContextOf(await eventContext(this.#em.fork(), { ...idsOf(changes), users: [...new Set(users)] }, STREAM_CONNECTION));
   }
 
-  #send(stream: Stream, changes: readonly ChangeRow[], context: EventContext, upTo: number, framed = new Map<ChangeRow, string>()): void {
-    let frames = '';
+  /**
+   * Writes the stream the events of `changes` it may see. `framed` holds each event's frame, and `chunks` the bytes
+   * of each set of events already written to a stream of this pass: streams that see the same events (unfiltered
+   * streams of callers who may read the same notes: most of them) share one encoded chunk.
+   */
+  #send(stream: Stream, changes: readonly ChangeRow[], context: EventContext, upTo: number, framed = new Map<ChangeRow, string>(), chunks = new Map<string, Buffer>()): void {
+    const seen: ChangeRow[] = [];
     for (const change of changes) {
       if (Number(change.id) <= stream.after || Number(change.id) > upTo) continue;
       const type = eventTypeOf(change);
       if (type === undefined || !matches(stream.filter, change, type) || !mayRead(change, stream.userId, context)) continue;
-      let frame = framed.get(change);
-      if (frame === undefined) {
-        const event = presentEvent(change, context, this.#urls);
-        frame = event ? sseFrame(event) : '';
-        framed.set(change, frame);
-      }
-      frames += frame;
+      seen.push(change);
     }
-    if (frames === '') return;
+    if (seen.length === 0) return;
+    const key = seen.map((change) => change.id).join(',');
+    let chunk = chunks.get(key);
+    if (chunk === undefined) {
+      let frames = '';
+      for (const change of seen) {
+        let frame = framed.get(change);
+        if (frame === undefined) {
+          const event = presentEvent(change, context, this.#urls);
+          frame = event ? sseFrame(event) : '';
+          framed.set(change, frame);
+        }
+        frames += frame;
+      }
+      chunk = Buffer.from(frames);
+      chunks.set(key, chunk);
+    }
+    if (chunk.length === 0) return;
     if (stream.body.writableLength > MAX_BUFFERED_BYTES) {
       stream.body.end();
       return;
     }
-    stream.body.write(frames);
+    stream.body.write(chunk);
   }
 
   #heartbeat(): void {
-    for (const stream of this.#streams) stream.body.write(': heartbeat\n\n');
+    for (const stream of this.#streams) if (stream.begun) stream.body.write(': heartbeat\n\n');
     void this.#checkTokens();
   }
 
@@ -282,7 +332,7 @@ export class EventHub {
     if (this.#streams.size === 0) return;
     const streams = [...this.#streams];
     try {
-      const live = await liveTokens(this.#em.fork(), [...new Set(streams.map((stream) => stream.tokenId))]);
+      const live = await liveTokens(this.#em.fork(), [...new Set(streams.map((stream) => stream.tokenId))], STREAM_CONNECTION);
       for (const stream of streams) if (!live.has(stream.tokenId)) stream.body.end();
     } catch (error) {
       this.#log.warn({ err: error }, 'the change stream could not check its tokens; it tries again at the next heartbeat');

@@ -2,22 +2,34 @@
 // of ids, what presenting and permitting them needs (teams, notes, apps, memberships, in one statement per kind for
 // a whole batch), which tokens still hold, and the log's retention.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ChangeRow } from './events.repository.ts';
+import type { ConnectionType } from '../../db/database.ts';
+import { CHANGE_WRITERS_LOCK, type ChangeRow } from './events.repository.ts';
 
-/** Where the change log stands: safe-bound.ts says how it makes a safe bound. */
+/**
+ * Where the change log stands: the last id handed out and the transactions appending to it (their virtual ids):
+ * safe-bound.ts says how it makes a safe bound.
+ */
 export type Watermark = { running: ReadonlySet<string>; last: number };
 
 /**
- * The transactions running on the server now (every backend's transaction id, from pg_stat_activity: the snapshot's
- * xmin and xip leave out transactions newer than the last one that ended) and the last change id handed out
- * (`last`, read from the sequence after them, which is not transactional).
+ * The last change id handed out (`last`, read from the sequence, which is not transactional) and, read after it, the
+ * transactions appending to the change log now: those holding CHANGE_WRITERS_LOCK on this database (pg_locks; a
+ * transaction keeps its locks until it has committed or rolled back, so one that no longer holds it has ended). The
+ * order matters (safe-bound.ts): the locks are read in a lateral subquery that depends on the sequence's row, so the
+ * executor reads them only once that row is read.
  */
-export async function readWatermark(em: EntityManager): Promise<Watermark> {
+export async function readWatermark(em: EntityManager, connection: ConnectionType = 'write'): Promise<Watermark> {
   const [row] = await em.execute<{ running: string[] | string | null; last: string }[]>(
-    `select (select array_agg(backend_xid::text) from pg_stat_activity where backend_xid is not null) as running,
-            (select case when is_called then last_value else last_value - 1 end from changes_id_seq)::text as last`,
+    `select s.last::text as last, w.running
+       from (select case when is_called then last_value else last_value - 1 end as last from changes_id_seq) s,
+            lateral (select array_agg(l.virtualtransaction) as running from pg_locks l
+                      where l.locktype = 'advisory' and l.classid = ? and l.objid = ? and l.objsubid = 2
+                        and l.database = (select oid from pg_database where datname = current_database())
+                        and s.last is not null) w`,
+    [CHANGE_WRITERS_LOCK.classid, CHANGE_WRITERS_LOCK.objid],
+    { method: 'all', connectionType: connection },
   );
-  const running = typeof row!.running === 'string' ? row!.running.replace(/[{}]/g, '').split(',').filter((xid) => xid !== '') : row!.running ?? [];
+  const running = typeof row!.running === 'string' ? row!.running.replace(/[{}]/g, '').split(',').filter((id) => id !== '') : row!.running ?? [];
   return { running: new Set(running), last: Number(row!.last) };
 }
 
@@ -31,12 +43,45 @@ function parsed(rows: ChangeRow[]): ChangeRow[] {
   return rows;
 }
 
-/** The changes with ids in (after, upTo], in id order, at most `limit`. */
-export async function changesBetween(em: EntityManager, after: number, upTo: number, limit: number): Promise<ChangeRow[]> {
-  return parsed(await em.execute<ChangeRow[]>(
-    `select ${CHANGE_COLUMNS} from changes where id > ? and id <= ? order by changes.id limit ?`,
-    [after, upTo, limit],
-  ));
+export type EventContextRows = { teams: TeamRow[]; notes: NoteRow[]; apps: AppRow[]; memberships: { team_id: number; user_id: number }[] };
+
+/**
+ * The changes with ids in (after, upTo], in id order, at most `limit`, and what presenting and permitting them needs
+ * (eventContext's rows, for `users`), in one statement: the change stream's loop runs it on every pass that has
+ * something to send, and on the embedded database every statement is time the writers wait for.
+ */
+export async function changesWithContext(
+  em: EntityManager,
+  range: { after: number; upTo: number; limit: number },
+  users: readonly number[],
+  connection: ConnectionType = 'write',
+): Promise<{ changes: ChangeRow[]; context: EventContextRows }> {
+  const [row] = await em.execute<Record<'changes' | 'teams' | 'notes' | 'apps' | 'memberships', unknown>[]>(
+    `with c as materialized (
+       select id, tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
+         from changes where id > ? and id <= ? order by changes.id limit ?
+     )
+     select
+       (select coalesce(json_agg(json_build_object('id', c.id::text, 'tx', c.tx::text, 'occurred_at', date_trunc('milliseconds', c.occurred_at),
+                 'type', c.type, 'actor_id', c.actor_id, 'client_id', c.client_id, 'team_id', c.team_id, 'note_id', c.note_id,
+                 'subject_id', c.subject_id, 'payload', c.payload) order by c.id), '[]') from c) as changes,
+       (select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id in (select team_id from c)) as teams,
+       (select coalesce(json_agg(json_build_object('id', n.id, 'team_id', n.team_id, 'slug', n.slug, 'is_private', n.is_private)), '[]')
+          from notes n where n.id in (select note_id from c)) as notes,
+       (select coalesce(json_agg(json_build_object('id', a.id, 'client_id', a.client_id, 'name', a.name)), '[]')
+          from oauth_clients a where a.id in (select client_id from c)) as apps,
+       (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
+          from memberships m where m.team_id in (select team_id from c) and m.user_id = any(?::int[])) as memberships`,
+    [range.after, range.upTo, range.limit, literal(users)],
+    { method: 'all', connectionType: connection },
+  );
+  const list = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) as T[] : value as T[]);
+  const changes = list<ChangeRow & { occurred_at: string | Date }>(row!.changes);
+  for (const change of changes) change.occurred_at = new Date(change.occurred_at);
+  return {
+    changes: changes as ChangeRow[],
+    context: { teams: list(row!.teams), notes: list(row!.notes), apps: list(row!.apps), memberships: list(row!.memberships) },
+  };
 }
 
 /**
@@ -47,6 +92,7 @@ export async function changesFor(
   em: EntityManager,
   range: { after: number; upTo: number; limit: number },
   filter: { teamId: number | null; noteId: number | null; types: readonly string[] | null },
+  connection: ConnectionType = 'write',
 ): Promise<ChangeRow[]> {
   // the types come from the document's list (letters, digits and dots), so the literal needs no quoting
   const types = filter.types === null ? null : literal(filter.types);
@@ -57,6 +103,7 @@ export async function changesFor(
         and (?::text[] is null or type = any(?::text[]))
       order by changes.id limit ?`,
     [range.after, range.upTo, filter.teamId, filter.teamId, filter.noteId, filter.noteId, types, types, range.limit],
+    { method: 'all', connectionType: connection },
   ));
 }
 
@@ -77,7 +124,8 @@ export type AppRow = { id: number; client_id: string; name: string };
 export async function eventContext(
   em: EntityManager,
   ids: { teams: readonly number[]; notes: readonly number[]; apps: readonly number[]; users: readonly number[] },
-): Promise<{ teams: TeamRow[]; notes: NoteRow[]; apps: AppRow[]; memberships: { team_id: number; user_id: number }[] }> {
+  connection: ConnectionType = 'write',
+): Promise<EventContextRows> {
   const [row] = await em.execute<{ teams: TeamRow[] | string; notes: NoteRow[] | string; apps: AppRow[] | string; memberships: { team_id: number; user_id: number }[] | string }[]>(
     `select
        (select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id = any(?::int[])) as teams,
@@ -87,16 +135,18 @@ export async function eventContext(
        (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
           from memberships m where m.team_id = any(?::int[]) and m.user_id = any(?::int[])) as memberships`,
     [literal(ids.teams), literal(ids.notes), literal(ids.apps), literal(ids.teams), literal(ids.users)],
+    { method: 'all', connectionType: connection },
   );
   const list = <T>(value: T[] | string): T[] => (typeof value === 'string' ? JSON.parse(value) as T[] : value);
   return { teams: list(row!.teams), notes: list(row!.notes), apps: list(row!.apps), memberships: list(row!.memberships) };
 }
 
 /** Of `tokenIds`, those that still exist and have not expired. */
-export async function liveTokens(em: EntityManager, tokenIds: readonly number[]): Promise<Set<number>> {
+export async function liveTokens(em: EntityManager, tokenIds: readonly number[], connection: ConnectionType = 'write'): Promise<Set<number>> {
   const rows = await em.execute<{ id: number }[]>(
     'select id from tokens where id = any(?::int[]) and (expires_at is null or expires_at > now())',
     [literal(tokenIds)],
+    { method: 'all', connectionType: connection },
   );
   return new Set(rows.map((row) => row.id));
 }

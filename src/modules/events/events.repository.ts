@@ -30,12 +30,22 @@ export type NewChange = {
   payload: Record<string, unknown>;
 };
 
+/**
+ * The advisory lock every transaction that appends to the change log holds, shared, from before its row gets its id
+ * until it ends (the two-key form: the attachments' locks use the one-key form, another space of keys). The change
+ * stream's safe bound waits for the transactions holding it (readWatermark, safe-bound.ts), and for no other: a
+ * projection's transaction runs for hundreds of milliseconds under a write load and appends nothing.
+ */
+export const CHANGE_WRITERS_LOCK = { classid: 20, objid: 2026 } as const;
+/** The SQL that takes CHANGE_WRITERS_LOCK; it must run before the statement's `insert into changes` takes an id. */
+export const TAKE_CHANGE_WRITERS_LOCK = `pg_advisory_xact_lock_shared(${CHANGE_WRITERS_LOCK.classid}, ${CHANGE_WRITERS_LOCK.objid})`;
+
 /** Appends one change, in the caller's transaction. */
 export async function insertChange(em: EntityManager, change: NewChange): Promise<void> {
-  // the transaction's id is taken before the row's id (the materialized CTE runs first): the change stream's safe
-  // bound relies on it (event-hub.ts)
+  // the transaction's id and CHANGE_WRITERS_LOCK are taken before the row's id (the materialized CTE runs first):
+  // the projections' order and the change stream's safe bound rely on it
   await em.execute(
-    `with x as materialized (select pg_current_xact_id() as tx)
+    `with x as materialized (select pg_current_xact_id() as tx, ${TAKE_CHANGE_WRITERS_LOCK} as writer)
      insert into changes (tx, type, actor_id, client_id, team_id, note_id, subject_id, payload)
      select x.tx, ?, ?, ?, ?, ?, ?, ?::jsonb from x`,
     [change.type, change.actorId, change.clientId, change.teamId, change.noteId, change.subjectId, JSON.stringify(change.payload)],

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { aliasedColumns, jsonColumns, mapAliased, preparedQuery } from '../../db/rows.ts';
 import { Note } from '../notes/note.entity.ts';
+import { TAKE_CHANGE_WRITERS_LOCK } from '../events/events.repository.ts';
 import { originalChangedSql } from '../notes/notes.repository.ts';
 import { Team } from '../teams/team.entity.ts';
 import { Page } from './page.entity.ts';
@@ -257,8 +258,9 @@ export type PageTextWrite = {
 };
 
 function pageTextStatement(em: EntityManager): string {
+  // `old` takes the page's row lock and CHANGE_WRITERS_LOCK before `c` takes the change's id (c reads p, which reads old)
   return `with old as (
-       select id, title, content, version_sequence from pages where id = $1 for update
+       select id, title, content, version_sequence, ${TAKE_CHANGE_WRITERS_LOCK} as writer from pages where id = $1 for update
      ),
      p as (
        update pages set
