@@ -43,47 +43,6 @@ function parsed(rows: ChangeRow[]): ChangeRow[] {
   return rows;
 }
 
-export type EventContextRows = { teams: TeamRow[]; notes: NoteRow[]; apps: AppRow[]; memberships: { team_id: number; user_id: number }[] };
-
-/**
- * The changes with ids in (after, upTo], in id order, at most `limit`, and what presenting and permitting them needs
- * (eventContext's rows, for `users`), in one statement: the change stream's loop runs it on every pass that has
- * something to send, and on the embedded database every statement is time the writers wait for.
- */
-export async function changesWithContext(
-  em: EntityManager,
-  range: { after: number; upTo: number; limit: number },
-  users: readonly number[],
-  connection: ConnectionType = 'write',
-): Promise<{ changes: ChangeRow[]; context: EventContextRows }> {
-  const [row] = await em.execute<Record<'changes' | 'teams' | 'notes' | 'apps' | 'memberships', unknown>[]>(
-    `with c as materialized (
-       select id, tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
-         from changes where id > ? and id <= ? order by changes.id limit ?
-     )
-     select
-       (select coalesce(json_agg(json_build_object('id', c.id::text, 'tx', c.tx::text, 'occurred_at', date_trunc('milliseconds', c.occurred_at),
-                 'type', c.type, 'actor_id', c.actor_id, 'client_id', c.client_id, 'team_id', c.team_id, 'note_id', c.note_id,
-                 'subject_id', c.subject_id, 'payload', c.payload) order by c.id), '[]') from c) as changes,
-       (select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id in (select team_id from c)) as teams,
-       (select coalesce(json_agg(json_build_object('id', n.id, 'team_id', n.team_id, 'slug', n.slug, 'is_private', n.is_private)), '[]')
-          from notes n where n.id in (select note_id from c)) as notes,
-       (select coalesce(json_agg(json_build_object('id', a.id, 'client_id', a.client_id, 'name', a.name)), '[]')
-          from oauth_clients a where a.id in (select client_id from c)) as apps,
-       (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
-          from memberships m where m.team_id in (select team_id from c) and m.user_id = any(?::int[])) as memberships`,
-    [range.after, range.upTo, range.limit, literal(users)],
-    { method: 'all', connectionType: connection },
-  );
-  const list = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) as T[] : value as T[]);
-  const changes = list<ChangeRow & { occurred_at: string | Date }>(row!.changes);
-  for (const change of changes) change.occurred_at = new Date(change.occurred_at);
-  return {
-    changes: changes as ChangeRow[],
-    context: { teams: list(row!.teams), notes: list(row!.notes), apps: list(row!.apps), memberships: list(row!.memberships) },
-  };
-}
-
 /**
  * Up to `limit` changes with ids in (after, upTo] that may concern the caller, narrowed in SQL by what the JSON form
  * asked for (the team, the note, the types); whether the caller may read each is decided after (event-access.ts).
@@ -117,28 +76,72 @@ export type TeamRow = { id: number; name: string };
 export type NoteRow = { id: number; team_id: number; slug: string | null; is_private: boolean };
 export type AppRow = { id: number; client_id: string; name: string };
 
+export type EventContextRows = { teams: TeamRow[]; notes: NoteRow[]; apps: AppRow[]; memberships: { team_id: number; user_id: number }[] };
+
 /**
- * What the events of a batch show and who may read them, in one statement: the teams, the notes that still exist,
- * the apps, and which of `users` are in which of the teams now.
+ * The columns of an event context: the teams, the notes that still exist, the apps, and which of the users are in
+ * which of the teams now. `teams`, `notes` and `apps` say which ids (a condition on the id: `= any(?::int[])`, or
+ * `in (select ... from c)` over a statement's changes); the users are the one `?` parameter after them.
  */
+function contextColumns(ids: { teams: string; notes: string; apps: string }): string {
+  return `(select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id ${ids.teams}) as teams,
+       (select coalesce(json_agg(json_build_object('id', n.id, 'team_id', n.team_id, 'slug', n.slug, 'is_private', n.is_private)), '[]')
+          from notes n where n.id ${ids.notes}) as notes,
+       (select coalesce(json_agg(json_build_object('id', a.id, 'client_id', a.client_id, 'name', a.name)), '[]') from oauth_clients a where a.id ${ids.apps}) as apps,
+       (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
+          from memberships m where m.team_id ${ids.teams} and m.user_id = any(?::int[])) as memberships`;
+}
+
+/** A JSON column as the driver hands it (parsed, or text on some paths). */
+const jsonList = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) as T[] : value as T[]);
+
+function contextRows(row: Record<'teams' | 'notes' | 'apps' | 'memberships', unknown>): EventContextRows {
+  return { teams: jsonList(row.teams), notes: jsonList(row.notes), apps: jsonList(row.apps), memberships: jsonList(row.memberships) };
+}
+
+/** What the events of a batch show and who may read them (contextColumns), in one statement. */
 export async function eventContext(
   em: EntityManager,
   ids: { teams: readonly number[]; notes: readonly number[]; apps: readonly number[]; users: readonly number[] },
   connection: ConnectionType = 'write',
 ): Promise<EventContextRows> {
-  const [row] = await em.execute<{ teams: TeamRow[] | string; notes: NoteRow[] | string; apps: AppRow[] | string; memberships: { team_id: number; user_id: number }[] | string }[]>(
-    `select
-       (select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id = any(?::int[])) as teams,
-       (select coalesce(json_agg(json_build_object('id', n.id, 'team_id', n.team_id, 'slug', n.slug, 'is_private', n.is_private)), '[]')
-          from notes n where n.id = any(?::int[])) as notes,
-       (select coalesce(json_agg(json_build_object('id', c.id, 'client_id', c.client_id, 'name', c.name)), '[]') from oauth_clients c where c.id = any(?::int[])) as apps,
-       (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
-          from memberships m where m.team_id = any(?::int[]) and m.user_id = any(?::int[])) as memberships`,
+  const any = '= any(?::int[])';
+  const [row] = await em.execute<Record<'teams' | 'notes' | 'apps' | 'memberships', unknown>[]>(
+    `select ${contextColumns({ teams: any, notes: any, apps: any })}`,
     [literal(ids.teams), literal(ids.notes), literal(ids.apps), literal(ids.teams), literal(ids.users)],
     { method: 'all', connectionType: connection },
   );
-  const list = <T>(value: T[] | string): T[] => (typeof value === 'string' ? JSON.parse(value) as T[] : value);
-  return { teams: list(row!.teams), notes: list(row!.notes), apps: list(row!.apps), memberships: list(row!.memberships) };
+  return contextRows(row!);
+}
+
+/**
+ * The changes with ids in (after, upTo], in id order, at most `limit`, and their context for `users`
+ * (contextColumns), in one statement: the change stream's loop runs it on every pass that has something to send, and
+ * on the embedded database every statement is time the writers wait for.
+ */
+export async function changesWithContext(
+  em: EntityManager,
+  range: { after: number; upTo: number; limit: number },
+  users: readonly number[],
+  connection: ConnectionType = 'write',
+): Promise<{ changes: ChangeRow[]; context: EventContextRows }> {
+  const [row] = await em.execute<Record<'changes' | 'teams' | 'notes' | 'apps' | 'memberships', unknown>[]>(
+    `with c as materialized (
+       select id, tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
+         from changes where id > ? and id <= ? order by changes.id limit ?
+     )
+     select
+       (select coalesce(json_agg(json_build_object('id', c.id::text, 'tx', c.tx::text, 'occurred_at', date_trunc('milliseconds', c.occurred_at),
+                 'type', c.type, 'actor_id', c.actor_id, 'client_id', c.client_id, 'team_id', c.team_id, 'note_id', c.note_id,
+                 'subject_id', c.subject_id, 'payload', c.payload) order by c.id), '[]') from c) as changes,
+       ${contextColumns({ teams: 'in (select team_id from c)', notes: 'in (select note_id from c)', apps: 'in (select client_id from c)' })}`,
+    [range.after, range.upTo, range.limit, literal(users)],
+    { method: 'all', connectionType: connection },
+  );
+  // occurred_at comes as JSON text, cut to milliseconds as the driver's Date is
+  const changes = jsonList<Omit<ChangeRow, 'occurred_at'> & { occurred_at: string }>(row!.changes)
+    .map((change) => ({ ...change, occurred_at: new Date(change.occurred_at) }));
+  return { changes, context: contextRows(row!) };
 }
 
 /** Of `tokenIds`, those that still exist and have not expired. */
