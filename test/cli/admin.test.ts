@@ -179,6 +179,8 @@ describe('server and admin command line', () => {
     const sam = new ApiClient(baseUrl, (await admin('create-token', 'sam')).lastLine);
     expect((await sam.post('/api/v1/notes', { json: { note: { title: '議事録 reindexed', team: 'sam', slug: 'minutes' } } })).status).toBe(200);
     const found = async () => ((await sam.get('/api/v1/search?q=議事')).body as { title: string }[]).map((note) => note.title);
+    // search may lag a write by up to 1 s (the index is a projection of the change log): wait for it, 2 s at most
+    for (let waited = 0; waited < 2000 && (await found()).length === 0; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await found()).toEqual(['議事録 reindexed']);
     const rebuilt = await admin('reindex');
     expect(rebuilt.status, rebuilt.stderr).toBe(0);
