@@ -2,6 +2,7 @@
 // request id + log -> `.json` suffix -> body parsers -> entity manager -> auth -> rate limit -> OpenAPI validator
 // (form coercion, request validation, response validation) -> handlers[operationId] -> one error handler.
 import { AnswerGate } from './http/answer-gate.ts';
+import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
 import compression from 'compression';
 import cors from 'cors';
 import express from 'express';
@@ -119,6 +120,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   app.use(avatarRoutes());
   // OAuth 2 and its pages (/oauth/*, /.well-known/oauth-authorization-server): outside /api/v1, where a cookie never reaches
   app.use(oauthRoutes(services));
+  // the MCP server for AI agents (/mcp) and its protected resource metadata (/.well-known/oauth-protected-resource)
+  app.use(mcpRoutes(services));
 
   const api = express.Router();
   api.use(stripJsonSuffix);

@@ -59,8 +59,13 @@ async function lookUp(em: EntityManager, hash: string, now: number): Promise<{ e
 }
 
 /** `cache: false` looks the token up on every request (the HTML views, which run no scope statement). */
-export function authenticate(options: { cache?: boolean } = {}): RequestHandler {
+/**
+ * `scopeByMethod: false`: a `read` token may use any method (the MCP endpoint takes every call as a POST and checks
+ * the token's scope per tool instead).
+ */
+export function authenticate(options: { cache?: boolean; scopeByMethod?: boolean } = {}): RequestHandler {
   const useCache = options.cache ?? true;
+  const scopeByMethod = options.scopeByMethod ?? true;
   return async (req, _res, next) => {
     let fromQuery: string | undefined;
     try {
@@ -85,7 +90,7 @@ export function authenticate(options: { cache?: boolean } = {}): RequestHandler 
     if (!useCache) tokenCache.delete(hash);
     const { entry, confirmed, expired } = await lookUp(req.em, hash, now);
     if (!entry) throw unauthorized(expired ? 'the token has expired' : 'the token is not valid', true);
-    if (entry.caller.tokenScope === 'read' && !READ_METHODS.has(req.method)) {
+    if (scopeByMethod && entry.caller.tokenScope === 'read' && !READ_METHODS.has(req.method)) {
       throw new HttpError(403, 'insufficient_scope', 'this token may only read; a write-scoped token is needed', {
         headers: { 'WWW-Authenticate': 'Bearer realm="notes", error="insufficient_scope", scope="write"' },
       });

@@ -175,6 +175,12 @@ export type PlainRoute = { path: string | string[] } & Partial<Record<Method, Ha
   integers?: { path?: readonly string[]; query?: readonly string[] };
   /** Inputs that are neither parameters nor fields, as the route decodes them (name -> value). */
   inputs?: (req: Request) => Record<string, string> | undefined;
+  /**
+   * false: the body is not refused for NUL or lone surrogates here, because the route hands every value of it to an
+   * operation that refuses them in its own way (the MCP endpoint: a tool's arguments go to the API, whose 400 becomes
+   * the tool's error). Path, query and `inputs` are guarded still.
+   */
+  guardBody?: boolean;
   /** Runs first, for every method: `next('route')` when the path is not this route's after all (404 then). */
   precondition?: RequestHandler;
 };
@@ -185,7 +191,7 @@ const isInteger32 = (value: string) => NON_NEGATIVE.test(value) && Number(value)
 const INTEGER_DETAIL = `must be decimal digits, at most ${INTEGER_MAX}`;
 
 /** What the rules above refuse in this request to `route`, or undefined. Runs after routing and body parsing. */
-export function plainInputProblem(req: Request, route: Pick<PlainRoute, 'integers' | 'inputs'>): HttpError | undefined {
+export function plainInputProblem(req: Request, route: Pick<PlainRoute, 'integers' | 'inputs' | 'guardBody'>): HttpError | undefined {
   const pathErrors: FieldError[] = [];
   for (const [name, value] of Object.entries((req.params ?? {}) as Record<string, unknown>)) {
     if (typeof value !== 'string') continue;
@@ -205,7 +211,7 @@ export function plainInputProblem(req: Request, route: Pick<PlainRoute, 'integer
     if (typeof value !== 'string') errors.push({ parameter: name, detail: 'must be given once, as one integer' });
     else if (!isInteger32(value)) errors.push({ parameter: name, detail: INTEGER_DETAIL });
   }
-  for (const pointer of pointersUnstorable(req.body)) errors.push({ pointer, detail: UNSTORABLE });
+  if (route.guardBody !== false) for (const pointer of pointersUnstorable(req.body)) errors.push({ pointer, detail: UNSTORABLE });
   for (const [name, value] of Object.entries(route.inputs?.(req) ?? {})) {
     if (unstorable(value)) errors.push({ parameter: name, detail: UNSTORABLE });
   }

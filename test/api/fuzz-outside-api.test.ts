@@ -176,6 +176,16 @@ function formatProblem(spec: PlainRouteSpec, request: Hostile, status: number, t
     }
     return type.startsWith('application/json') && validateOAuthError(body) ? undefined : `not an RFC 6749 error (${type})`;
   }
+  if (format === 'jsonrpc') {
+    let body: { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown }; id?: unknown } | undefined;
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      body = undefined;
+    }
+    const valid = body?.jsonrpc === '2.0' && typeof body.error?.code === 'number' && typeof body.error.message === 'string' && body.error.message !== '';
+    return type.startsWith('application/json') && valid ? undefined : `not a JSON-RPC error (${type})`;
+  }
   return problem();
 }
 

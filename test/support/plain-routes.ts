@@ -11,9 +11,9 @@ import { givePassword, makeClient } from './oauth.ts';
 /**
  * How a route refuses: `html` an HTML page (the OAuth pages), `oauth` RFC 6749 JSON (`/oauth/token`,
  * `/oauth/revoke`), `problem` problem details, `view` an HTML page to a browser (Accept: text/html) and problem
- * details to anyone else (the browser views).
+ * details to anyone else (the browser views), `jsonrpc` a JSON-RPC error object (the MCP endpoint).
  */
-export type RefusalFormat = 'html' | 'oauth' | 'problem' | 'view';
+export type RefusalFormat = 'html' | 'oauth' | 'problem' | 'view' | 'jsonrpc';
 
 export type PlainRequest = { path: string; query?: Record<string, string>; form?: Record<string, string>; headers?: Record<string, string> };
 
@@ -88,6 +88,12 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
     POST: (world) => ({ path: '/oauth/revoke', form: { token: 'nt_unknown', token_type_hint: 'access_token', client_id: world.firstParty.clientId, client_secret: world.firstParty.secret } }),
   },
   '/.well-known/oauth-authorization-server': { format: 'problem', GET: () => ({ path: '/.well-known/oauth-authorization-server' }) },
+  '/.well-known/oauth-protected-resource': { format: 'problem', GET: () => ({ path: '/.well-known/oauth-protected-resource' }) },
+  '/.well-known/oauth-protected-resource/mcp': { format: 'problem', GET: () => ({ path: '/.well-known/oauth-protected-resource/mcp' }) },
+  '/mcp': {
+    format: 'jsonrpc',
+    POST: (world) => ({ path: '/mcp', form: { jsonrpc: '2.0', method: 'tools/list' }, headers: { ...bearer(world), Accept: 'application/json, text/event-stream' } }),
+  },
   '/web/style.css': { format: 'view', GET: () => ({ path: '/web/style.css' }) },
   '/': view(() => '/'),
   '/activity': view(() => '/activity', { page: '1' }),
