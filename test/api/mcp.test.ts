@@ -138,6 +138,19 @@ describe('MCP: tools', () => {
     expect(comment.isError).toBeFalsy();
   });
 
+  it('a page is a resource notes://<team>/<note>/<page id>: its content as HTML; another team\'s private page is not found', async () => {
+    const page = await makePage(app, s.notes.secret, s.manager, { title: 'Context', content: '<p>attach me</p>' });
+    const client = await connect(s.reader);
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((template) => template.uriTemplate)).toEqual(['notes://{team}/{note}/{page}']);
+    const uri = `notes://${s.team.name}/${s.notes.secret.slug}/${page.id}`;
+    const read = await client.readResource({ uri });
+    expect(read.contents).toEqual([{ uri, mimeType: 'text/html', text: '<p>attach me</p>', _meta: { title: 'Context', version: page.version } }]);
+    const hidden = await makePage(app, stranger.notes.hidden, stranger.manager, { title: 'Hidden' });
+    await expect(client.readResource({ uri: `notes://${stranger.team.name}/${stranger.notes.hidden.slug}/${hidden.id}` })).rejects.toThrow(/not found/);
+    await expect(client.readResource({ uri: 'notes://only/two' })).rejects.toThrow(/not a page resource/);
+  });
+
   it('another team\'s private note is "not found"; bad arguments are tool errors', async () => {
     const client = await connect(s.member);
     const hidden = await call(client, 'get_note', { team: stranger.team.name, note: stranger.notes.hidden.slug });

@@ -10,7 +10,10 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { authenticate } from '../../http/auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import type { AppServices } from '../../http/handler.ts';
@@ -22,6 +25,12 @@ import { buildTools, requestOf, type Tool } from './tools.ts';
 export const MCP_PATH = '/mcp';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 const PACKAGE_VERSION = '0.1.0';
+
+const PAGE_SCHEME = 'notes:';
+const PAGE_URI = /^notes:\/\/([^/?#]+)\/([^/?#]+)\/([1-9][0-9]{0,9})$/;
+/** JSON-RPC's invalid params, and MCP's "resource not found". */
+const INVALID_PARAMS = -32602;
+const RESOURCE_NOT_FOUND = -32002;
 
 /** What a tool's result text may hold before it is cut (the structured content keeps the whole answer). */
 const RESULT_TEXT_CHARS = 256 * 1024;
@@ -46,10 +55,19 @@ async function callApi(base: string, authorization: string, method: string, path
 }
 
 /** A tool's failure as the model reads it: the status, the problem's code and detail, and a conflict's regions. */
-function failure(status: number, json: unknown): CallToolResult {
-  const problem = (json && typeof json === 'object' ? json : {}) as { code?: string; detail?: string; title?: string; errors?: unknown; conflicts?: unknown };
+type Problem = { code?: string; detail?: string; title?: string; errors?: unknown; conflicts?: unknown };
+const problemOf = (json: unknown) => (json && typeof json === 'object' ? json : {}) as Problem;
+
+/** The first line of a failure: what happened, the problem's detail and code. */
+function failureText(status: number, json: unknown): string {
+  const problem = problemOf(json);
   const what = status === 404 ? 'not found (or not visible to this user)' : status === 403 ? 'not permitted' : status === 409 ? 'conflict' : `refused (${status})`;
-  const lines = [`${what}: ${problem.detail ?? problem.title ?? String(json)}${problem.code ? ` [${problem.code}]` : ''}`];
+  return `${what}: ${problem.detail ?? problem.title ?? String(json)}${problem.code ? ` [${problem.code}]` : ''}`;
+}
+
+function failure(status: number, json: unknown): CallToolResult {
+  const problem = problemOf(json);
+  const lines = [failureText(status, json)];
   if (problem.errors) lines.push(`errors: ${JSON.stringify(problem.errors)}`);
   if (problem.conflicts) lines.push(`conflicting regions: ${JSON.stringify(problem.conflicts)}`);
   return { isError: true, content: [{ type: 'text', text: lines.join('\n') }], ...(problem.conflicts ? { structuredContent: { status, code: problem.code, conflicts: problem.conflicts } } : {}) };
@@ -73,7 +91,22 @@ function selfBase(req: Request): string {
 function mcpServer(tools: readonly Prepared[], req: Request): Server {
   const caller = req.caller!;
   const visible = tools.filter((tool) => !tool.writes || caller.tokenScope === 'write');
-  const server = new Server({ name: 'notes', version: PACKAGE_VERSION }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'notes', version: PACKAGE_VERSION }, { capabilities: { tools: {}, resources: {} } });
+  // pages as resources a client attaches as context: notes://<team>/<note>/<page id>, read as get_page reads them
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [{ uriTemplate: `${PAGE_SCHEME}//{team}/{note}/{page}`, name: 'page', title: 'A page of a note', description: 'A page\'s content (HTML); team and note as list_notes gives them, page its id.', mimeType: 'text/html' }],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    const match = PAGE_URI.exec(uri);
+    if (!match) throw new McpError(INVALID_PARAMS, `not a page resource: ${uri.slice(0, 200)} (notes://<team>/<note>/<page id>)`);
+    const [team, note, page] = match.slice(1).map((part) => decodeURIComponent(part));
+    const answer = await callApi(selfBase(req), req.get('authorization')!, 'GET', `/api/v1/${encodeURIComponent(team!)}/${encodeURIComponent(note!)}/${page}`, undefined);
+    if (answer.status >= 400) throw new McpError(RESOURCE_NOT_FOUND, `${uri.slice(0, 200)}: ${failureText(answer.status, answer.json)}`);
+    const body = answer.json as { title: string; content: string; version: number };
+    return { contents: [{ uri, mimeType: 'text/html', text: body.content, _meta: { title: body.title, version: body.version } }] };
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: visible.map((tool) => ({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: { readOnlyHint: !tool.writes } })),
   }));
