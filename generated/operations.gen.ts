@@ -68,6 +68,7 @@ export type Operations = {
   mergeRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/merge'; data: Types.MergeRequestData; responses: Types.MergeRequestResponses };
   oauthAuthorize: { method: 'get'; path: '/oauth/authorize'; data: Types.OauthAuthorizeData; responses: Types.OauthAuthorizeResponses };
   oauthMetadata: { method: 'get'; path: '/.well-known/oauth-authorization-server'; data: Types.OauthMetadataData; responses: Types.OauthMetadataResponses };
+  oauthRegister: { method: 'post'; path: '/oauth/register'; data: Types.OauthRegisterData; responses: Types.OauthRegisterResponses };
   oauthRevoke: { method: 'post'; path: '/oauth/revoke'; data: Types.OauthRevokeData; responses: Types.OauthRevokeResponses };
   oauthToken: { method: 'post'; path: '/oauth/token'; data: Types.OauthTokenData; responses: Types.OauthTokenResponses };
   openRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/open'; data: Types.OpenRequestData; responses: Types.OpenRequestResponses };
@@ -160,6 +161,7 @@ export const operationList = [
   { id: 'mergeRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/merge' },
   { id: 'oauthAuthorize', method: 'get', path: '/oauth/authorize' },
   { id: 'oauthMetadata', method: 'get', path: '/.well-known/oauth-authorization-server' },
+  { id: 'oauthRegister', method: 'post', path: '/oauth/register' },
   { id: 'oauthRevoke', method: 'post', path: '/oauth/revoke' },
   { id: 'oauthToken', method: 'post', path: '/oauth/token' },
   { id: 'openRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/open' },

@@ -66,6 +66,10 @@ export type OAuthSettings = {
   signInAttemptsPerAccount: number;
   signInAttemptsPerAddress: number;
   signInWindowSeconds: number;
+  /** OAUTH_REGISTRATIONS_PER_HOUR: dynamic client registrations (POST /oauth/register) per client address per hour. */
+  registrationsPerAddress: number;
+  /** OAUTH_REGISTRATION_UNUSED_HOURS: a dynamically registered app no user authorized within this is deleted. */
+  registrationUnusedHours: number;
 };
 
 export type StorageConfig =
@@ -209,6 +213,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInAttemptsPerAccount: integer(env, 'SIGN_IN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
       signInAttemptsPerAddress: integer(env, 'SIGN_IN_ATTEMPTS_PER_ADDRESS', 50, 1, 1_000_000),
       signInWindowSeconds: integer(env, 'SIGN_IN_WINDOW_SECONDS', 900, 1, 86_400),
+      registrationsPerAddress: integer(env, 'OAUTH_REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
+      registrationUnusedHours: integer(env, 'OAUTH_REGISTRATION_UNUSED_HOURS', 24, 1, 87_600),
     },
     events: {
       retentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),

@@ -1038,7 +1038,8 @@ export type Problem = {
 
 /**
  * An app (OAuth 2 client) that may ask users for tokens. Administrators register apps with the admin command line
- * (`create-client`, which can make them first-party); users register their own through `createApp`. A public app
+ * (`create-client`, which can make them first-party); users register their own through `createApp`; MCP clients
+ * register themselves through `oauthRegister` (public, no owner: listed only in the authorizations). A public app
  * (a mobile or desktop app, a single-page app) has no secret and must use PKCE; a confidential app (a web server)
  * authenticates with its `client_secret` at the token endpoint.
  *
@@ -1149,15 +1150,76 @@ export type AccessToken = {
 };
 
 /**
- * An RFC 6749 error (section 5.2), sent as `application/json` by `/oauth/token` and `/oauth/revoke`, never as
- * problem details: OAuth client libraries read only this shape. `error` is one of `invalid_request`,
- * `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`,
- * `temporarily_unavailable` (429: too many sign-in attempts) or `server_error`.
+ * An RFC 6749 error (section 5.2), sent as `application/json` by `/oauth/token`, `/oauth/revoke` and
+ * `/oauth/register`, never as problem details: OAuth client libraries read only this shape. `error` is one of
+ * `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`,
+ * `invalid_scope`, `temporarily_unavailable` (429: too many sign-in attempts or registrations) or `server_error`;
+ * `/oauth/register` adds RFC 7591's `invalid_redirect_uri` and `invalid_client_metadata`.
  *
  */
 export type OAuthError = {
     error: string;
     error_description?: string;
+};
+
+/**
+ * Body of `oauthRegister`: RFC 7591 client metadata, as a JSON object. Members this server does not use
+ * (`client_uri`, `logo_uri`, `contacts`, `software_id`, ...) are ignored, as RFC 7591 section 2 says.
+ *
+ */
+export type ClientMetadataInput = {
+    /**
+     * Absolute URIs without a fragment: `https:`, `http:` on a loopback host (`127.0.0.1`, `[::1]` or `localhost`,
+     * any port), or an app's own scheme (`myapp://callback`); never `javascript:`, `data:`, `file:` or `vbscript:`.
+     * An authorization request's `redirect_uri` must equal one of them (`invalid_redirect_uri` otherwise).
+     *
+     */
+    redirect_uris: Array<string>;
+    /**
+     * Shown to users on the consent page and in their authorizations; one line. Default `MCP client`.
+     */
+    client_name?: string;
+    /**
+     * Only `none`: the app is public (no secret) and must use PKCE. Omitted, it is `none` too (RFC 7591's default,
+     * `client_secret_basic`, is not offered); a `client_secret_*` method is refused (`invalid_client_metadata`).
+     *
+     */
+    token_endpoint_auth_method?: 'none';
+    /**
+     * Must include `authorization_code`. The app is registered for both grants whatever it lists.
+     */
+    grant_types?: Array<'authorization_code' | 'refresh_token'>;
+    response_types?: Array<'code'>;
+    /**
+     * The scopes the app may ask for, separated by spaces: `read`, or `read write` (the default). An app registered
+     * for `read` gets `invalid_scope` from `/oauth/authorize` when it asks for `write`.
+     *
+     */
+    scope?: string;
+};
+
+/**
+ * A registered app as RFC 7591 section 3.2.1 answers it: its `client_id` and the metadata it was registered with. It
+ * has no secret: it is a public app, which must use PKCE. It is listed nowhere until a user authorizes it (then in
+ * that user's `listAuthorizations`); one that no user authorizes within a day (`OAUTH_REGISTRATION_UNUSED_HOURS`) of
+ * its registration is deleted.
+ *
+ */
+export type ClientRegistration = {
+    client_id: string;
+    /**
+     * When it was registered, in seconds since 1970-01-01T00:00:00Z.
+     */
+    client_id_issued_at: number;
+    client_name: string;
+    redirect_uris: Array<string>;
+    grant_types: Array<'authorization_code' | 'refresh_token'>;
+    response_types: Array<'code'>;
+    token_endpoint_auth_method: 'none';
+    /**
+     * The scopes it may ask for (`read` or `read write`), when it registered some.
+     */
+    scope?: string;
 };
 
 /**
@@ -8792,6 +8854,53 @@ export type OauthRevokeResponses = {
     200: unknown;
 };
 
+export type OauthRegisterData = {
+    /**
+     * A JSON object (`Content-Type: application/json`) of at most the server's request body limit
+     * (`LIMIT_REQUEST_BODY_BYTES`, 2 MiB by default); no string in it may hold U+0000 (NUL) or a lone surrogate.
+     *
+     */
+    body: ClientMetadataInput;
+    path?: never;
+    query?: never;
+    url: '/oauth/register';
+};
+
+export type OauthRegisterErrors = {
+    /**
+     * - `invalid_redirect_uri`: `redirect_uris` is missing, empty, longer than 10, or holds a URI that is not
+     * absolute, has a fragment, has an unsafe scheme, or is `http:` on a host that is not a loopback one.
+     * - `invalid_client_metadata`: any other member is wrong (a `client_secret_*` authentication method, a grant or
+     * response type other than those listed, an unknown scope, a `client_name` past 255 characters or with control
+     * characters), the body is not a JSON object, or a string holds NUL or a lone surrogate.
+     *
+     */
+    400: OAuthError;
+    /**
+     * A method other than `POST`: `invalid_request`, with `Allow: POST`.
+     */
+    405: OAuthError;
+    /**
+     * `invalid_client_metadata`: the body is larger than the server's request body limit.
+     */
+    413: OAuthError;
+    /**
+     * Too many registrations from the address (`temporarily_unavailable`).
+     */
+    429: OAuthError;
+};
+
+export type OauthRegisterError = OauthRegisterErrors[keyof OauthRegisterErrors];
+
+export type OauthRegisterResponses = {
+    /**
+     * Registered (RFC 7591 section 3.2.1), with `Cache-Control: no-store`.
+     */
+    201: ClientRegistration;
+};
+
+export type OauthRegisterResponse = OauthRegisterResponses[keyof OauthRegisterResponses];
+
 export type OauthMetadataData = {
     body?: never;
     path?: never;
@@ -8821,6 +8930,10 @@ export type OauthMetadataResponses = {
         authorization_endpoint: string;
         token_endpoint: string;
         revocation_endpoint?: string;
+        /**
+         * Where public apps register themselves (RFC 7591, `oauthRegister`).
+         */
+        registration_endpoint?: string;
         scopes_supported?: Array<string>;
         response_types_supported?: Array<string>;
         grant_types_supported?: Array<string>;

@@ -62,7 +62,10 @@ function arbitraryFor(route: ServedRoute, spec: PlainRouteSpec): fc.Arbitrary<Ho
     const headers = sample.headers ?? {};
     const base = { method, path: withQuery(sample.path, sample.query), headers };
     const form = sample.form;
-    const body = form ? { body: formText(form), headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' } } : {};
+    const json = sample.json;
+    const body = json
+      ? { body: JSON.stringify(json), headers: { ...headers, 'Content-Type': 'application/json' } }
+      : form ? { body: formText(form), headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' } } : {};
     kinds.push(fc.constant({ ...base, ...body, kind: 'sample' }));
     kinds.push(
       fc.tuple(fc.constantFrom(...Object.keys(sample.query ?? {}), 'junk', 'access_token'), hostileEncoded, fc.constantFrom('', '[]', '[a][b]')).map(([name, value, suffix]) => {
@@ -101,19 +104,6 @@ function arbitraryFor(route: ServedRoute, spec: PlainRouteSpec): fc.Arbitrary<Ho
           return { ...base, headers: sent, body: text, kind: `body ${how}` };
         }),
       );
-      if (spec.json) {
-        kinds.push(
-          fc.tuple(fc.constantFrom(...Object.keys(form)), fc.oneof(hostileString, wrongType), deepText).map(([key, value, deep]) => ({
-            ...base, headers: { ...headers, 'Content-Type': 'application/json' },
-            body: JSON.stringify({ ...form, [key]: value }).replace(DEEP, deep), kind: 'json field',
-          })),
-          fc.constantFrom('truncated', 'not an object', 'lone surrogate key').map((how) => {
-            const json = JSON.stringify(form);
-            const text = how === 'truncated' ? json.slice(0, json.length - 5) : how === 'not an object' ? '"text"' : `${json.slice(0, -1)},"\\ud800":"x"}`;
-            return { ...base, headers: { ...headers, 'Content-Type': 'application/json' }, body: text, kind: `json ${how}` };
-          }),
-        );
-      }
       if (spec.basic) {
         kinds.push(
           fc.tuple(hostileCredential, fc.boolean()).map(([credential, asId]) => {
@@ -126,6 +116,38 @@ function arbitraryFor(route: ServedRoute, spec: PlainRouteSpec): fc.Arbitrary<Ho
           }),
         );
       }
+    }
+    // a JSON body: the sample's (a route that takes JSON only), or the form sent as JSON (a route that takes both)
+    const object = json ?? (spec.json ? form : undefined);
+    if (object) {
+      const jsonHeaders = { ...headers, 'Content-Type': 'application/json' };
+      kinds.push(
+        fc.tuple(fc.constantFrom(...Object.keys(object)), fc.oneof(hostileString, wrongType), deepText).map(([key, value, deep]) => ({
+          ...base, headers: jsonHeaders, body: JSON.stringify({ ...object, [key]: value }).replace(DEEP, deep), kind: 'json field',
+        })),
+        fc.constantFrom('truncated', 'not an object', 'lone surrogate key').map((how) => {
+          const text = JSON.stringify(object);
+          const sent = how === 'truncated' ? text.slice(0, text.length - 5) : how === 'not an object' ? '"text"' : `${text.slice(0, -1)},"\\ud800":"x"}`;
+          return { ...base, headers: jsonHeaders, body: sent, kind: `json ${how}` };
+        }),
+      );
+    }
+    if (json) {
+      // what the form's body kinds do, for a JSON body (no field count: JSON has no parameter limit)
+      const padded = (bytes: number) => `${JSON.stringify(json).slice(0, -1)},"padding":"${'x'.repeat(bytes)}"}`;
+      kinds.push(
+        fc.constantFrom('invalid utf-8', 'text/plain', 'gzip that is not', 'charset', 'past the limit', 'past 64 KiB').map((how) => {
+          const sent: Record<string, string> = { ...headers, 'Content-Type': 'application/json' };
+          let text: string | Uint8Array = JSON.stringify(json);
+          if (how === 'invalid utf-8') text = Buffer.concat([Buffer.from(`${text.slice(0, -1)},"x":"`), Buffer.from([0xff, 0xfe, 0xc0, 0x80]), Buffer.from('"}')]);
+          if (how === 'text/plain') sent['Content-Type'] = 'text/plain';
+          if (how === 'gzip that is not') sent['Content-Encoding'] = 'gzip';
+          if (how === 'charset') sent['Content-Type'] = 'application/json; charset=klingon';
+          if (how === 'past the limit') text = padded(BODY_LIMIT);
+          if (how === 'past 64 KiB') text = padded(100 * 1024);
+          return { ...base, headers: sent, body: text, kind: `body ${how}` };
+        }),
+      );
     }
   }
   const wrong = METHODS.filter((method) => !allowed(route).includes(method));
@@ -195,6 +217,7 @@ beforeAll(async () => {
     LIMIT_REQUEST_BODY_BYTES: String(BODY_LIMIT),
     SIGN_IN_ATTEMPTS_PER_ACCOUNT: '1000000',
     SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000',
+    OAUTH_REGISTRATIONS_PER_HOUR: '1000000',
   });
   world = await seedPlainWorld(app);
   served = servedRoutesOutsideApi(app);

@@ -60,5 +60,6 @@ describe('the OpenAPI document', () => {
     expect(rows.get('request body')?.[1]).toBe('413 `payload_too_large`');
     expect(rows.get('page tree depth')).toEqual([`${config.limits.pageTreeDepth} levels`, '422 `tree_too_deep`']);
     expect(rows.get('requests per token')?.[0]).toBe(`${config.rateLimitPerHour} per hour`);
+    expect(rows.get('app registrations (`/oauth/register`)')?.[0]).toBe(`${config.oauth.registrationsPerAddress} per address per hour`);
   });
 });

@@ -182,7 +182,7 @@ describe('compression', () => {
 });
 
 describe('sign-in limits, kept in the database like the token budgets', () => {
-  const settings = { accessTokenSeconds: 3600, refreshTokenSeconds: 86400, signInAttemptsPerAccount: 2, signInAttemptsPerAddress: 3, signInWindowSeconds: 60 };
+  const settings = { accessTokenSeconds: 3600, refreshTokenSeconds: 86400, signInAttemptsPerAccount: 2, signInAttemptsPerAddress: 3, signInWindowSeconds: 60, registrationsPerAddress: 20, registrationUnusedHours: 24 };
 
   it('count per account (case-insensitively) and per address, and report the tighter', async () => {
     const limits = signInLimits(settings);

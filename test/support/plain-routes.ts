@@ -10,12 +10,19 @@ import { givePassword, makeClient } from './oauth.ts';
 
 /**
  * How a route refuses: `html` an HTML page (the OAuth pages), `oauth` RFC 6749 JSON (`/oauth/token`,
- * `/oauth/revoke`), `problem` problem details, `view` an HTML page to a browser (Accept: text/html) and problem
+ * `/oauth/revoke`, and RFC 7591's errors of `/oauth/register`, which have the same shape), `problem` problem details, `view` an HTML page to a browser (Accept: text/html) and problem
  * details to anyone else (the browser views), `jsonrpc` a JSON-RPC error object (the MCP endpoint).
  */
 export type RefusalFormat = 'html' | 'oauth' | 'problem' | 'view' | 'jsonrpc';
 
-export type PlainRequest = { path: string; query?: Record<string, string>; form?: Record<string, string>; headers?: Record<string, string> };
+export type PlainRequest = {
+  path: string;
+  query?: Record<string, string>;
+  form?: Record<string, string>;
+  /** a JSON body, for a route that takes JSON only (`/oauth/register`): sent instead of a form */
+  json?: Record<string, unknown>;
+  headers?: Record<string, string>;
+};
 
 export type PlainWorld = {
   alice: Actor;
@@ -86,6 +93,16 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
   '/oauth/revoke': {
     format: 'oauth', json: true, basic: true,
     POST: (world) => ({ path: '/oauth/revoke', form: { token: 'nt_unknown', token_type_hint: 'access_token', client_id: world.firstParty.clientId, client_secret: world.firstParty.secret } }),
+  },
+  '/oauth/register': {
+    format: 'oauth', json: true,
+    POST: () => ({
+      path: '/oauth/register',
+      json: {
+        client_name: 'Fuzzed MCP client', redirect_uris: ['http://127.0.0.1:9/callback'], grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'], token_endpoint_auth_method: 'none', scope: 'read',
+      },
+    }),
   },
   '/.well-known/oauth-authorization-server': { format: 'problem', GET: () => ({ path: '/.well-known/oauth-authorization-server' }) },
   '/.well-known/oauth-protected-resource': { format: 'problem', GET: () => ({ path: '/.well-known/oauth-protected-resource' }) },

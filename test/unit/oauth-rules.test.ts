@@ -2,8 +2,8 @@
 // in the database: test/api/operations-http.test.ts).
 import { describe, expect, it } from 'vitest';
 import { hashPassword, passwordProblem, verifyPassword } from '../../src/modules/auth/passwords.ts';
-import { redirectUriProblem } from '../../src/modules/oauth/clients.ts';
-import { parseScopeParameter, scopeList, tokenScopeOf } from '../../src/modules/oauth/scopes.ts';
+import { redirectUriProblem, registeredRedirectUriProblem } from '../../src/modules/oauth/clients.ts';
+import { grantedScope, parseScopeParameter, scopeList, tokenScopeOf } from '../../src/modules/oauth/scopes.ts';
 
 describe('scopes', () => {
   it.each([
@@ -40,6 +40,43 @@ describe('redirect URIs', () => {
     [`https://app.example/${'a'.repeat(2000)}`, false],
   ])('%s is acceptable: %s', (uri, acceptable) => {
     expect(redirectUriProblem(uri) === undefined).toBe(acceptable);
+  });
+});
+
+describe('redirect URIs of apps anyone registers (RFC 7591)', () => {
+  it.each([
+    ['https://app.example/cb', true],
+    ['http://127.0.0.1:53682/cb', true],
+    ['http://127.0.0.1/cb', true],
+    ['http://127.10.0.1:1/cb', true],
+    ['http://localhost:8080/callback', true],
+    ['http://LOCALHOST:8080/callback', true],
+    ['http://[::1]:33418/cb', true],
+    ['notesapp://oauth/callback', true],
+    ['http://192.168.1.5:8080/cb', false],
+    ['http://app.example/cb', false],
+    ['http://localhost.evil.example/cb', false],
+    ['http://127.0.0.1.evil.example/cb', false],
+    ['https://app.example/cb#fragment', false],
+    ['javascript:alert(1)', false],
+  ])('%s is acceptable: %s', (uri, acceptable) => {
+    expect(registeredRedirectUriProblem(uri) === undefined).toBe(acceptable);
+  });
+});
+
+describe('the scope an authorization gives an app held to a registered scope', () => {
+  it.each([
+    [undefined, null, 'write'],
+    ['read', null, 'read'],
+    ['read write', null, 'write'],
+    [undefined, 'read', 'read'],
+    ['read', 'read', 'read'],
+    ['write', 'read', undefined],
+    ['read write', 'read', undefined],
+    ['read', 'write', 'read'],
+    ['admin', null, undefined],
+  ] as const)('%j for an app registered for %j: %j', (parameter, registered, expected) => {
+    expect(grantedScope(parseScopeParameter(parameter), registered)).toBe(expected);
   });
 });
 

@@ -14,7 +14,7 @@ import { findClient } from './clients.ts';
 import { grantCovers, oauthModel } from './model.ts';
 import type { OAuthClient } from './oauth.entity.ts';
 import { consentPage, errorPage, messagePage, refusalPage, sendPage, signInPage, stylesheet } from './pages.ts';
-import { parseScopeParameter, tokenScopeOf } from './scopes.ts';
+import { grantedScope, parseScopeParameter } from './scopes.ts';
 import { sendRateLimitHeaders, type SignInLimits } from './sign-in-limits.ts';
 
 export const AUTHORIZATION_CODE_SECONDS = 600;
@@ -64,7 +64,9 @@ function errorRedirect(redirectUri: string, error: string, description: string, 
 function requestProblem({ client, parameters }: Known): [string, string] | undefined {
   if (!parameters.response_type) return ['invalid_request', 'Missing parameter: `response_type`'];
   if (parameters.response_type !== 'code') return ['unsupported_response_type', 'only response_type=code is supported'];
-  if (!tokenScopeOf(parseScopeParameter(parameters.scope))) return ['invalid_scope', 'the scopes are `read` and `write`'];
+  if (!grantedScope(parseScopeParameter(parameters.scope), client.scope ?? null)) {
+    return ['invalid_scope', client.scope === 'read' ? 'the app is registered for the scope `read` only' : 'the scopes are `read` and `write`'];
+  }
   if (parameters.code_challenge !== undefined && parameters.code_challenge_method !== 'S256') return ['invalid_request', '`code_challenge_method` must be S256'];
   if (!client.confidential && parameters.code_challenge === undefined) return ['invalid_request', 'a public client must use PKCE (`code_challenge` with `code_challenge_method=S256`)'];
   return undefined;
@@ -117,7 +119,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
       }
       return finish(req, res, known, session.user, decision === 'allow');
     }
-    const scope = tokenScopeOf(parseScopeParameter(known.parameters.scope))!;
+    const scope = grantedScope(parseScopeParameter(known.parameters.scope), known.client.scope ?? null)!;
     if (known.client.firstParty || (await grantCovers(req.em, session.user.id, known.client.id, scope))) return finish(req, res, known, session.user, true);
     showConsent(res, session, known, scope);
   }

@@ -15,9 +15,9 @@ import { hashToken } from '../auth/tokens.ts';
 import type { User } from '../users/user.entity.ts';
 import { findClient, secretMatches } from './clients.ts';
 import { AuthorizationCode, OAuthGrant, RefreshToken, type OAuthClient } from './oauth.entity.ts';
-import { upsertGrant } from './oauth.repository.ts';
+import { markClientAuthorized, upsertGrant } from './oauth.repository.ts';
 import { revokeFamily } from './revocation.ts';
-import { scopeList, tokenScopeOf } from './scopes.ts';
+import { grantedScope, scopeList, tokenScopeOf } from './scopes.ts';
 
 const { InvalidRequestError } = OAuth2Server;
 
@@ -72,8 +72,8 @@ export function oauthModel(context: ModelContext) {
       return toLibraryClient(row, settings);
     },
 
-    async validateScope(_user: User, _client: LibraryClient, scope?: string[]) {
-      const tokenScope = tokenScopeOf(scope);
+    async validateScope(_user: User, client: LibraryClient, scope?: string[]) {
+      const tokenScope = grantedScope(scope, client.row.scope ?? null);
       return tokenScope ? scopeList(tokenScope) : false;
     },
 
@@ -113,6 +113,8 @@ export function oauthModel(context: ModelContext) {
       });
       await em.flush();
       await recordGrant(em, user.id, client.row.id, scope);
+      // a dynamically registered app a user authorized is kept (registration.ts deletes the unused ones)
+      if (client.row.registeredDynamically && !client.row.authorizedAt) await markClientAuthorized(em, client.row.id, currentTime());
       return { ...code, client, user };
     },
 

@@ -5,7 +5,9 @@ import { User } from '../users/user.entity.ts';
 
 // An app that may ask users for tokens. `clientId` is its public identifier; a confidential app also has a secret,
 // of which only the SHA-256 is kept. A first-party app (registered by an administrator) skips the consent page and
-// may use the password grant; apps registered through the API by a user (`owner`) never are first-party.
+// may use the password grant; apps registered through the API by a user (`owner`) never are first-party. An app
+// registered by anyone through RFC 7591 (`registeredDynamically`: public, no owner) may be held to a narrower
+// `scope`, and is deleted if no user authorized it (`authorizedAt`) soon after (registration.ts).
 export const OAuthClientSchema = defineEntity({
   name: 'OAuthClient',
   tableName: 'oauth_clients',
@@ -18,6 +20,9 @@ export const OAuthClientSchema = defineEntity({
     confidential: p.boolean(),
     firstParty: p.boolean().default(false),
     owner: () => p.manyToOne(User).nullable(),
+    registeredDynamically: p.boolean().default(false),
+    authorizedAt: p.datetime().columnType('timestamptz(0)').nullable(),
+    scope: p.string().length(8).$type<TokenScope>().nullable(),
     createdAt: createdAt(),
   },
 });

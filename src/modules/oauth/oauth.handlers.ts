@@ -12,6 +12,7 @@ export const oauthOperations = {
   oauthAuthorize: routes,
   oauthToken: routes,
   oauthRevoke: routes,
+  oauthRegister: routes,
   oauthMetadata: routes,
 
   listApps: defineOperation('listApps', { scope: 'caller', action: 'signed-in' }, async ({ query }, { caller }, context) => {

@@ -1,7 +1,9 @@
-// Apps, authorizations and tokens as the document describes them (App, Authorization, AccessToken). Pure.
-import type { AccessToken, App, Authorization } from '../../../generated/client/types.gen.ts';
+// Apps, authorizations and tokens as the document describes them (App, Authorization, AccessToken, and the RFC 7591
+// ClientRegistration). Pure.
+import type { AccessToken, App, Authorization, ClientRegistration } from '../../../generated/client/types.gen.ts';
 import type { Token } from '../auth/token.entity.ts';
 import type { OAuthClient, OAuthGrant } from './oauth.entity.ts';
+import { REGISTERED_GRANT_TYPES } from './registration.ts';
 import { scopeList } from './scopes.ts';
 
 export function presentApp(client: OAuthClient, secret?: string | null): App {
@@ -40,5 +42,19 @@ export function presentToken(token: Token, apps: ReadonlyMap<number, OAuthClient
     created_at: token.createdAt.toISOString(),
     last_used_at: token.lastUsedAt ? token.lastUsedAt.toISOString() : null,
     expires_at: token.expiresAt ? token.expiresAt.toISOString() : null,
+  };
+}
+
+/** RFC 7591 section 3.2.1: what a dynamically registered app was registered with (registration.ts). */
+export function presentRegistration(client: OAuthClient): ClientRegistration {
+  return {
+    client_id: client.clientId,
+    client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+    client_name: client.name,
+    redirect_uris: client.redirectUris,
+    grant_types: [...REGISTERED_GRANT_TYPES],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+    ...(client.scope ? { scope: scopeList(client.scope).join(' ') } : {}),
   };
 }

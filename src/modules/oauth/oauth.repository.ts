@@ -1,5 +1,6 @@
 // The OAuth module's SQL: access tokens deleted with their ids returned (revocation.ts forgets each one in this
-// process's token cache), the sweep of expired codes and refresh tokens, and the grant's upsert (model.ts).
+// process's token cache), the sweep of expired codes and refresh tokens, the grant's upsert (model.ts), and the
+// expiry of unused dynamic registrations (registration.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 async function deleteTokensWhere(em: EntityManager, where: string, parameters: unknown[]): Promise<number[]> {
@@ -37,4 +38,17 @@ export async function upsertGrant(em: EntityManager, userId: number, clientRowId
      on conflict (user_id, client_id) do update set scope = case when oauth_grants.scope = 'write' then 'write' else excluded.scope end, updated_at = excluded.updated_at`,
     [userId, clientRowId, scope, now, now],
   );
+}
+
+/**
+ * Deletes the apps registered through RFC 7591 before `before` that no user ever authorized (registration.ts). Such an
+ * app has no code, token or grant: nothing to forget in the token cache.
+ */
+export async function deleteUnusedRegistrations(em: EntityManager, before: Date): Promise<void> {
+  await em.execute('delete from oauth_clients where registered_dynamically and authorized_at is null and created_at < ?', [before]);
+}
+
+/** Records that a user authorized the app for the first time: a registration so used is never deleted as unused. */
+export async function markClientAuthorized(em: EntityManager, clientRowId: number, now: Date): Promise<void> {
+  await em.execute('update oauth_clients set authorized_at = ? where id = ? and authorized_at is null', [now, clientRowId]);
 }

@@ -11,6 +11,16 @@ export function tokenScopeOf(requested: readonly string[] | undefined): TokenSco
   return requested.includes('write') ? 'write' : 'read';
 }
 
+/**
+ * The scope an authorization gives an app held to `registered` (an RFC 7591 registration's `scope`; null: both): what
+ * it asks for, all it may have when it asks for none, or undefined for an unknown scope or more than it may have.
+ */
+export function grantedScope(requested: readonly string[] | undefined, registered: TokenScope | null): TokenScope | undefined {
+  const scope = tokenScopeOf(requested);
+  if (!scope || registered !== 'read' || scope === 'read') return scope;
+  return requested && requested.length > 0 ? undefined : 'read';
+}
+
 export function scopeList(scope: TokenScope): ('read' | 'write')[] {
   return scope === 'write' ? ['read', 'write'] : ['read'];
 }

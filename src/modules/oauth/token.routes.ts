@@ -1,5 +1,5 @@
 // POST /oauth/token (RFC 6749 through @node-oauth/oauth2-server), POST /oauth/revoke (RFC 7009) and the RFC 8414
-// metadata. Errors are RFC 6749 JSON, `{error, error_description}` as `application/json`, never problem details:
+// metadata (POST /oauth/register, RFC 7591, is registration.routes.ts). Errors are RFC 6749 JSON, `{error, error_description}` as `application/json`, never problem details:
 // the clients' OAuth libraries read nothing else.
 //
 // Two habits of the old clients are met before the library sees the request: the password grant's user name may
@@ -20,7 +20,7 @@ import { sendRateLimitHeaders, type SignInLimits } from './sign-in-limits.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-function oauthError(res: express.Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
+export function oauthError(res: express.Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
   res.status(status).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers }).json({ error, error_description: description });
 }
 
@@ -117,6 +117,7 @@ export function tokenRoutes(options: { settings: OAuthSettings; limits: SignInLi
       authorization_endpoint: `${urls.base}/oauth/authorize`,
       token_endpoint: `${urls.base}/oauth/token`,
       revocation_endpoint: `${urls.base}/oauth/revoke`,
+      registration_endpoint: `${urls.base}/oauth/register`,
       scopes_supported: SCOPES,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
