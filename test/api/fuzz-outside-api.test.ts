@@ -10,14 +10,12 @@
 // the route's `Allow`, and a refused request must leave every table as it was (the counters of sign-in attempts
 // excepted, which a refused sign-in is meant to count, unless the input guard refused it).
 // FUZZ_OUTSIDE_RUNS requests in all (default 800), at most FUZZ_OUTSIDE_SECONDS (default 30); FUZZ_SEED replays a run.
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { DEEP, deepText, hostileEncodings, hostileStrings, wrongTypes } from '../support/hostile-values.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { PLAIN_ROUTES, seedPlainWorld, servedRoutesOutsideApi, type PlainRequest, type PlainRouteSpec, type PlainWorld, type ServedRoute } from '../support/plain-routes.ts';
+import { documentSchema } from '../support/document-schemas.ts';
 
 const RUNS = Number(process.env.FUZZ_OUTSIDE_RUNS ?? 800);
 const SECONDS = Number(process.env.FUZZ_OUTSIDE_SECONDS ?? 30);
@@ -233,12 +231,8 @@ beforeAll(async () => {
   // a sign-in attempt is counted, also one that fails: only what the input guard refused must count nothing
   parts.push(`(select coalesce(sum(used), 0) from rate_limits where key not like 'token:%')::text as "sign-in attempts"`);
   digestQuery = `select ${parts.join(', ')}`;
-  const document = loadOpenApiDocument();
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats.default(ajv);
-  ajv.addSchema({ components: document.components } as object, 'doc');
-  validateProblem = ajv.compile({ $ref: 'doc#/components/schemas/Problem' });
-  validateOAuthError = ajv.compile({ $ref: 'doc#/components/schemas/OAuthError' });
+  validateProblem = documentSchema('Problem');
+  validateOAuthError = documentSchema('OAuthError');
 }, 120_000);
 afterAll(async () => app?.close());
 

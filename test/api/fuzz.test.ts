@@ -11,8 +11,6 @@
 // failure, and any answer not complete within REQUEST_SECONDS is a failure rather than a hang.
 // FUZZ_RUNS requests in all (default 2000), at most FUZZ_SECONDS (default 60); FUZZ_SEED replays a run.
 // test/api/hostile-input.test.ts holds the hand-written cases; this file generates them.
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { DEEP, deepText, hostileEncodings, hostileStrings, wrongTypes } from '../support/hostile-values.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +18,7 @@ import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { operations } from '../../src/http/operations.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { readFor, SAMPLES, seedSampleWorld, type Sample, type State } from '../support/samples.ts';
+import { documentSchema } from '../support/document-schemas.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 60);
@@ -250,11 +249,7 @@ beforeAll(async () => {
   });
   expect(page.status).toBe(200);
   expect(await digest()).not.toEqual(before);
-  const document = loadOpenApiDocument();
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats.default(ajv);
-  ajv.addSchema({ components: document.components } as object, 'doc');
-  validateProblem = ajv.compile({ $ref: 'doc#/components/schemas/Problem' });
+  validateProblem = documentSchema('Problem');
 }, 120_000);
 afterAll(async () => app?.close());
 

@@ -2,17 +2,15 @@
 // whole flow of a registered public app (PKCE through the sign-in and consent pages, the token, the API, the user's
 // authorizations and their revocation), the metadata refused and nothing stored then, the limit per address, and
 // the expiry of registrations no user authorized.
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Token } from '../../src/modules/auth/token.entity.ts';
-import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { createClient } from '../../src/modules/oauth/clients.ts';
 import { OAuthClient, OAuthGrant, RefreshToken } from '../../src/modules/oauth/oauth.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { ApiClient } from '../support/client.ts';
 import { makeUser, type Actor } from '../support/factories.ts';
 import { authorizePath, CookieBrowser, givePassword, pkcePair, tokenRequest } from '../support/oauth.ts';
+import { documentSchema } from '../support/document-schemas.ts';
 
 let app: TestApp;
 let alice: Actor;
@@ -29,12 +27,8 @@ beforeAll(async () => {
   app = await startTestApp({ TRUST_PROXY: 'loopback' });
   alice = await makeUser(app, 'alice');
   password = await givePassword(app, alice.user);
-  const document = loadOpenApiDocument();
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats.default(ajv);
-  ajv.addSchema({ components: document.components } as object, 'doc');
-  validateRegistration = ajv.compile({ $ref: 'doc#/components/schemas/ClientRegistration' });
-  validateOAuthError = ajv.compile({ $ref: 'doc#/components/schemas/OAuthError' });
+  validateRegistration = documentSchema('ClientRegistration');
+  validateOAuthError = documentSchema('OAuthError');
 });
 afterAll(async () => app?.close());
 

@@ -2,14 +2,12 @@
 // 409, 422), legacy form bodies, the secret shown once, the SSRF guard at registration, and the outbox rows the
 // changes write in their own transaction (no worker runs in this file): each message is the change stream's
 // ChangeEvent plus the earlier `timestamp` and `data`, in its vocabulary (`member.*`, once `membership.*`; `page.moved`).
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { Webhook } from '../../src/modules/webhooks/webhook.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { anonymous, makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 import { makeScenario } from '../support/scenario.ts';
+import { documentSchema } from '../support/document-schemas.ts';
 
 let app: TestApp;
 let manager: Actor, member: Actor, outsider: Actor, reader: Actor;
@@ -30,11 +28,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats.default(ajv);
-ajv.addSchema({ components: loadOpenApiDocument().components } as object, 'doc');
 /** The document's ChangeEvent: what the change stream sends, and a webhook message less `timestamp` and `data`. */
-const isChangeEvent = ajv.compile({ $ref: 'doc#/components/schemas/ChangeEvent' });
+const isChangeEvent = documentSchema('ChangeEvent');
 
 const stored = (id: number) => app.em().findOne(Webhook, id, { populate: ['secret'] });
 // the outbox is a projection of the change log: what the tests wrote is projected first, as the server's worker does
