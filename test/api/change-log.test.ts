@@ -3,13 +3,14 @@
 // that is refused leaves nothing. Its projections (the search index, the webhooks' outbox) follow after commit from
 // durable cursors: nothing is passed over when transactions commit out of the order their rows were numbered in
 // (the PostgreSQL pass races parallel writers), and two workers never apply one change twice.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import { projectOnce, ProjectionWorker } from '../../src/modules/events/projections.ts';
 import { ApiClient } from '../support/client.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { databaseKind, openSecondConnection } from '../support/database.ts';
+import { createScratchDatabaseUrl, databaseKind, openSecondConnection, type TestDatabase } from '../support/database.ts';
 import { makeNote, makePage, makeTeam, makeUser, type Actor } from '../support/factories.ts';
 import { makeClient } from '../support/oauth.ts';
 
@@ -109,8 +110,8 @@ describe('the change log', () => {
     const logged: unknown[] = [];
     const log = { ...createLogger('silent'), error: (...args: unknown[]) => void logged.push(args) } as unknown as ReturnType<typeof createLogger>;
     const outcomes: (number | 'busy' | 'failed')[] = [];
-    // runs until the later change is applied; a run that finds its rows held back (0: a transaction still running
-    // on the server, another test's database included, holds the horizon) changes nothing and is not counted
+    // runs until the later change is applied; a run that finds its rows held back (0: a transaction of this database
+    // still running holds the horizon) changes nothing and is not counted
     for (const deadline = Date.now() + 10_000; !applied.includes(later!.id) && Date.now() < deadline;) {
       const outcome = await projectOnce(app.em(), projection, log).catch(() => 'failed' as const);
       if (outcome === 0) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -159,6 +160,43 @@ describe('the change log', () => {
       `select p.id, p.content, d.body from pages p join search_documents d on d.kind = 'page' and d.object_id = p.id where p.note_id = ?`, [note.id]);
     expect(rows).toHaveLength(8);
     for (const row of rows) expect(`<p>${row.body}</p>`).toBe(row.content);
+  });
+
+  it.runIf(databaseKind === 'postgres')('is held back by a transaction of its own database still running, not by one of another database', async () => {
+    const note = await makeNote(app, 'logged', manager.user, { slug: 'horizon' });
+    await app.settle();
+    const seen: string[] = [];
+    const projection = { name: 'test-horizon', apply: async (_em: unknown, rows: readonly { id: string }[]) => void seen.push(...rows.map((row) => row.id)) };
+    expect(await projectOnce(app.em(), projection)).toBe('busy'); // starts at the end of the log
+    const scratch = (await createScratchDatabaseUrl())!;
+    const elsewhere = new pg.Client({ connectionString: scratch.url });
+    const here = new pg.Client({ connectionString: (app.database as TestDatabase).url });
+    await Promise.all([elsewhere.connect(), here.connect()]);
+    try {
+      // a transaction of another database on the same server, with an id, left running
+      await elsewhere.query('begin');
+      await elsewhere.query('create table held (x int)');
+      const page = await makePage(app, note, manager, { title: 'After the other database began' });
+      expect(await projectOnce(app.em(), projection)).toBeGreaterThan(0);
+      const created = async (pageId: number) =>
+        (await app.em().execute<{ id: string }[]>(`select id::text as id from changes where type = 'page.created' and subject_id = ?`, [pageId]))[0]!.id;
+      expect(seen).toContain(await created(page.id));
+
+      // a transaction of this database with an id, left running: what commits after it began waits for it
+      await here.query('begin');
+      await here.query('select pg_current_xact_id()');
+      const later = await makePage(app, note, manager, { title: 'After this database began' });
+      expect(await projectOnce(app.em(), projection)).toBe(0);
+      await here.query('rollback');
+      expect(await projectOnce(app.em(), projection)).toBeGreaterThan(0);
+      expect(seen).toContain(await created(later.id));
+    } finally {
+      await here.query('rollback').catch(() => undefined);
+      await elsewhere.query('rollback').catch(() => undefined);
+      await Promise.all([here.end(), elsewhere.end()]);
+      await app.em().execute(`delete from projection_cursors where name = 'test-horizon'`);
+      await scratch.drop();
+    }
   });
 
   it.runIf(databaseKind === 'postgres')('a projection that another process holds is skipped, not waited for', async () => {

@@ -69,12 +69,30 @@ export async function createCursorAtEnd(em: EntityManager, name: string): Promis
   );
 }
 
+/**
+ * The horizon below which every transaction that could append to this database's change log has ended: the oldest
+ * transaction the statement's snapshot sees running (pg_snapshot_xmin) would do, but on a server shared by several
+ * databases a long transaction in another one (which can never write here) would hold every projection back for as
+ * long as it runs. So the snapshot's running transactions are taken, less those pg_stat_activity shows connected to
+ * another database, and the horizon is the oldest left, or the snapshot's xmax when none is. A transaction of this
+ * database that ended between the snapshot and the read of pg_stat_activity is not shown there, so it stays in:
+ * the horizon can only be lower than the truth, never higher. (pg_stat_activity gives 32-bit ids: compared modulo
+ * 2^32; an id that matches by wraparound only holds the horizon lower.)
+ */
+const HORIZON = `coalesce(
+    (select min(running) from pg_snapshot_xip(pg_current_snapshot()) running
+      where (running::text::bigint % 4294967296)::text not in (
+        select a.backend_xid::text from pg_stat_activity a
+         where a.backend_xid is not null
+           and a.datid is distinct from (select oid from pg_database where datname = current_database()))),
+    pg_snapshot_xmax(pg_current_snapshot()))`;
+
 /** Up to `limit` changes after the cursor, in order, that no running transaction can still come before. */
 export async function changesAfter(em: EntityManager, cursor: Cursor, limit: number): Promise<ChangeRow[]> {
   const rows = await em.execute<ChangeRow[]>(
     `select id::text as id, tx::text as tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
        from changes
-      where (tx, id) > (?::xid8, ?::bigint) and tx < pg_snapshot_xmin(pg_current_snapshot())
+      where (tx, id) > (?::xid8, ?::bigint) and tx < ${HORIZON}
       order by tx, id
       limit ?`,
     [cursor.tx, cursor.change_id, limit],

@@ -8,8 +8,9 @@
 //   - rows are applied in batches: a page written 50 times in a second is indexed once per batch, not 50 times.
 // The worker wakes when this process answered a write (poke), and every POLL_MS for writes of other processes and
 // tools. The embedded database has one connection: the worker's transactions queue with the requests' like any other.
-// The horizon is the server's: on PostgreSQL, a transaction that runs long anywhere on the server (another
-// database's included; a search reindex) holds the projections back until it ends. They lag then; nothing is lost.
+// The horizon is the database's (changesAfter, events.repository.ts): a transaction that runs long in this database (a
+// search reindex) holds the projections back until it ends; they lag then, nothing is lost. One in another database
+// of the same server does not.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../../http/logger.ts';
 import type { ChangeRow } from './events.repository.ts';
