@@ -376,6 +376,10 @@ export const listPages = <ThrowOnError extends boolean = false>(options: Options
  * in the page history. The first page of a note becomes its cover page (`is_cover`). The `path` of the new page starts with its parent's path. Members and managers of the
  * note's team only.
  *
+ * A token of an app registered with `writes: proposals` (`AppInput.writes`) changes no page here: the write
+ * goes into the app's fork of the note, and the answer is the fork's page with `proposal` saying where it went
+ * and which open request carries it.
+ *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist, or is private and the caller is not in its team.
  * - 422 `parent_not_found`: `page[parent]` is not a page of this note; `tree_too_deep`: the page would be deeper
@@ -479,6 +483,10 @@ export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options
  * version; a change of `parent` moves the page with its subtree (it becomes the last child of its new parent),
  * and the `path` of the moved pages changes accordingly. Send `If-Match` with the `ETag` from `getPage` to
  * avoid overwriting someone else's change. Members and managers of the note's team only.
+ *
+ * A token of an app registered with `writes: proposals` (`AppInput.writes`) changes no page here: the write
+ * goes into the app's fork of the note, and the answer is the fork's page with `proposal` saying where it went
+ * and which open request carries it.
  *
  * - 403: the caller may read the note but is not in its team.
  * - 404: the note does not exist or is not readable, or the page is not in this note.

@@ -307,6 +307,7 @@ export type Page = {
      */
     version: number;
     merge?: PageMergeResult;
+    proposal?: PageProposal;
     model: 'page';
 };
 
@@ -950,6 +951,7 @@ export type Problem = {
      * | `unauthorized` | 401 | no token, or a token that is unknown, revoked or expired |
      * | `forbidden` | 403 | the caller may read the object but not do this to it |
      * | `insufficient_scope` | 403 | a `read`-scoped token was used for a write |
+     * | `proposals_only` | 403 | the token's app only proposes changes (`App.writes` `proposals`): this write is not one it may make |
      * | `not_found` | 404 | no such object, or one the caller may not read; also an unknown path |
      * | `method_not_allowed` | 405 | the path does not support the method (`Allow` lists those it does) |
      * | `name_taken` | 409 | the team name, username or note slug is already in use |
@@ -993,7 +995,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'proposals_only' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -1071,6 +1073,12 @@ export type App = {
      */
     first_party: boolean;
     /**
+     * Addition to the contract. How the app's tokens write: `direct`, like their user; `proposals`, into a fork and
+     * an open request that people review (`AppInput.writes`). Shown on the consent page.
+     *
+     */
+    writes: 'direct' | 'proposals';
+    /**
      * Only in the answer of `createApp`, once, for a confidential app: keep it; it cannot be shown again (only its
      * hash is stored). Null for a public app. Absent everywhere else.
      *
@@ -1099,6 +1107,17 @@ export type AppInput = {
          * False registers a public app (no secret, PKCE required).
          */
         confidential?: boolean;
+        /**
+         * Addition to the contract. `proposals`: the app's tokens never change a note directly. A page the app
+         * creates or changes (`createPage`, `updatePage`, and the MCP tools `create_page` / `update_page`) is written
+         * into a fork of the note that belongs to the app and the signed-in user (made on the app's first write to
+         * that note, in the user's own team), and one open request on the original carries the fork's changed
+         * pages, kept up to date with each write; the answer's `proposal` says where the change went. People review
+         * and merge the request. The app's other writes are limited to forking, opening requests, comments, issues
+         * and notifications (403 `proposals_only` otherwise). Cannot be changed after registration.
+         *
+         */
+        writes?: 'direct' | 'proposals';
     };
     [key: string]: unknown;
 };
@@ -1742,6 +1761,37 @@ export type PageMergeResult = {
      *
      */
     result: 'merged' | 'overwritten';
+};
+
+/**
+ * Addition to the contract: where a write of an app with `writes: proposals` went (`AppInput.writes`). The answer's
+ * page is the fork's copy, which holds the change; the original page is unchanged. The request on the original carries
+ * the fork's changed pages, this one included, and is kept up to date by the app's later writes while it is open.
+ *
+ */
+export type PageProposal = {
+    /**
+     * The original note, which the change is proposed to.
+     */
+    note_id: number;
+    /**
+     * The original's page the change is proposed to; null for a page new in the fork.
+     */
+    page_id: number | null;
+    /**
+     * The fork of the app and the user that holds the change (the answer's `note`).
+     */
+    fork_id: number;
+    /**
+     * The open request on the original that carries the change (its `index`); null while the fork holds no change
+     * to propose (a write that changed nothing).
+     *
+     */
+    request_index: number | null;
+    /**
+     * Where people review and merge the request; null with `request_index`.
+     */
+    request_html_url: string | null;
 };
 
 /**

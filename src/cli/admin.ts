@@ -6,7 +6,7 @@
 //   npm run admin -- list-users
 //   npm run admin -- revoke-token <token or token id>
 //   npm run admin -- set-password <username>            (the password from standard input, or a prompt)
-//   npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party]
+//   npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party] [--proposals]
 //   npm run admin -- list-clients
 //   npm run admin -- delete-client <client id>
 //   npm run admin -- reindex
@@ -36,7 +36,7 @@ const usage = `usage:
   npm run admin -- list-users
   npm run admin -- revoke-token <token | token id>
   npm run admin -- set-password <username>   (reads the password from standard input, or asks for it)
-  npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party]
+  npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party] [--proposals]
   npm run admin -- list-clients
   npm run admin -- delete-client <client id>
   npm run admin -- reindex`;
@@ -149,7 +149,7 @@ async function run(argv: string[]): Promise<number> {
         return 0;
       }
       case 'create-client': {
-        const { positional, repeated, switches } = parse(rest, ['redirect-uri'], ['confidential', 'public', 'first-party']);
+        const { positional, repeated, switches } = parse(rest, ['redirect-uri'], ['confidential', 'public', 'first-party', 'proposals']);
         if (positional.length !== 1) throw new UsageError('create-client takes one name (quote it if it has spaces)');
         const name = positional[0]!.trim();
         if (name === '' || name.length > 255) throw new UsageError('the name has 1 to 255 characters');
@@ -161,8 +161,10 @@ async function run(argv: string[]): Promise<number> {
           if (problem) throw new UsageError(problem);
         }
         const confidential = !switches.has('public');
-        const { client, secret } = await createClient(em, { name, redirectUris, confidential, firstParty: switches.has('first-party') });
-        const kind = `${confidential ? 'confidential' : 'public'}${client.firstParty ? ', first-party' : ''}`;
+        const { client, secret } = await createClient(em, {
+          name, redirectUris, confidential, firstParty: switches.has('first-party'), writes: switches.has('proposals') ? 'proposals' : 'direct',
+        });
+        const kind = `${confidential ? 'confidential' : 'public'}${client.firstParty ? ', first-party' : ''}${client.writes === 'proposals' ? ', writes proposals' : ''}`;
         process.stdout.write(`created ${kind} client "${client.name}"\nclient_id: ${client.clientId}\n`);
         if (secret) process.stdout.write(`client_secret (shown once, keep it safe):\n${secret}\n`);
         return 0;
@@ -170,10 +172,10 @@ async function run(argv: string[]): Promise<number> {
       case 'list-clients': {
         parse(rest, []);
         const clients = await em.find(OAuthClient, {}, { orderBy: { id: 'asc' }, populate: ['owner'] });
-        process.stdout.write('client_id\tname\tkind\towner\tredirect_uris\n');
+        process.stdout.write('client_id\tname\tkind\twrites\towner\tredirect_uris\n');
         for (const client of clients) {
           const kind = `${client.confidential ? 'confidential' : 'public'}${client.firstParty ? ',first-party' : ''}`;
-          process.stdout.write(`${client.clientId}\t${client.name}\t${kind}\t${client.owner?.username ?? '-'}\t${client.redirectUris.join(' ')}\n`);
+          process.stdout.write(`${client.clientId}\t${client.name}\t${kind}\t${client.writes}\t${client.owner?.username ?? '-'}\t${client.redirectUris.join(' ')}\n`);
         }
         return 0;
       }

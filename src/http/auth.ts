@@ -9,7 +9,7 @@ import { markTokenUsed } from '../modules/auth/auth.repository.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestHandler } from 'express';
 import type { Caller } from '../modules/access/caller.ts';
-import { findUsableToken, hashToken } from '../modules/auth/tokens.ts';
+import { clientWrites, findUsableToken, hashToken } from '../modules/auth/tokens.ts';
 import { HttpError, unauthorized } from './errors.ts';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -48,7 +48,14 @@ async function lookUp(em: EntityManager, hash: string, now: number): Promise<{ e
     return { confirmed: true, expired };
   }
   const entry: CachedToken = {
-    caller: { user: token.user, tokenId: token.id, tokenScope: token.scope, clientId: token.clientId ?? null },
+    caller: {
+      user: token.user,
+      tokenId: token.id,
+      tokenScope: token.scope,
+      clientId: token.clientId ?? null,
+      // an app's way of writing is fixed when it is registered, so it is cached with the token
+      clientWrites: token.clientId == null ? 'direct' : await clientWrites(em, token.clientId),
+    },
     expiresAt: token.expiresAt ? token.expiresAt.getTime() : null,
     lastUsedAt: token.lastUsedAt ? token.lastUsedAt.getTime() : 0,
     cachedAt: now,

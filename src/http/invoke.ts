@@ -9,7 +9,19 @@ import type { Action } from '../modules/access/policy.ts';
 import { authorizations, authorizeDeclared, checkDeclaredAction, loadScope, scopeTags } from '../modules/access/scope.ts';
 import type { Caching } from '../cache/caching.ts';
 import { Answer } from './answer.ts';
+import { DomainError } from '../modules/errors.ts';
 import type { AppServices, HandlerContext, OperationDefinition } from './handler.ts';
+
+/**
+ * The writes an app with `writes: proposals` may make (the others answer 403 `proposals_only`): page writes, which
+ * land in its fork (src/modules/requests/proposals.ts), forks and requests, comments, issues and the user's
+ * notifications. Never a change to a note's pages, settings or requests, nor to teams, webhooks, apps or tokens.
+ */
+const PROPOSAL_WRITES: ReadonlySet<OperationId> = new Set<OperationId>([
+  'createPage', 'updatePage', 'updatePageViaPatch', 'createFork', 'createRequest',
+  'createNoteComment', 'createPageComment', 'createIssue', 'createIssueComment',
+  'markNotificationsRead', 'toggleNotification', 'toggleNotificationViaPut',
+]);
 
 /** The validated input of an operation: path parameters, query, body and the headers it declares. */
 export type OperationInput = { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown; headers: Record<string, string> };
@@ -34,6 +46,9 @@ export async function invokeOperation(
     req.method === 'GET' ? services.memory.hot.sync() : undefined,
   ]);
   const authorizedHere = authorizeDeclared(scope, definition.action);
+  if (req.caller.clientWrites === 'proposals' && req.method !== 'GET' && req.method !== 'HEAD' && !PROPOSAL_WRITES.has(definition.id)) {
+    throw new DomainError('forbidden', 'proposals_only', `this token's app only proposes changes: ${definition.id} is not one of its writes (${[...PROPOSAL_WRITES].join(', ')})`);
+  }
   const context: HandlerContext = {
     em: req.em,
     caller: req.caller,

@@ -149,9 +149,12 @@ describe('server and admin command line', () => {
     const publicClient = await admin('create-client', 'Desktop', '--redirect-uri', 'http://127.0.0.1:8123/cb', '--redirect-uri', 'desktop://cb', '--public');
     expect(publicClient.status).toBe(0);
     expect(publicClient.stdout).not.toContain('client_secret');
+    const agent = await admin('create-client', 'Agent', '--redirect-uri', 'http://127.0.0.1:8124/cb', '--public', '--proposals');
+    expect(agent.stdout).toContain('created public, writes proposals client "Agent"');
     const listed = await admin('list-clients');
-    expect(listed.stdout).toContain(`${clientId}\tNotes for iOS\tconfidential,first-party\t-\tnotesapp://callback`);
-    expect(listed.stdout).toMatch(/\tDesktop\tpublic\t-\thttp:\/\/127\.0\.0\.1:8123\/cb desktop:\/\/cb/);
+    expect(listed.stdout).toContain(`${clientId}\tNotes for iOS\tconfidential,first-party\tdirect\t-\tnotesapp://callback`);
+    expect(listed.stdout).toMatch(/\tDesktop\tpublic\tdirect\t-\thttp:\/\/127\.0\.0\.1:8123\/cb desktop:\/\/cb/);
+    expect(listed.stdout).toMatch(/\tAgent\tpublic\tproposals\t-\thttp:\/\/127\.0\.0\.1:8124\/cb/);
 
     expect((await admin('create-client', 'No URI')).status).toBe(2);
     expect((await admin('create-client', 'Bad', '--redirect-uri', 'javascript:alert(1)')).status).toBe(2);

@@ -1,6 +1,7 @@
 // Who is calling: the signed-in user and the token they came with. Authentication (src/http/auth.ts) makes it once
 // per request; handlers and policies read it.
 import type { TokenScope } from '../auth/token.entity.ts';
+import type { AppWrites } from '../oauth/oauth.entity.ts';
 import type { User } from '../users/user.entity.ts';
 import type { Actor } from '../events/domain-events.ts';
 
@@ -17,6 +18,8 @@ export type Caller = {
   tokenConfirmed: boolean;
   /** The OAuth app the token was issued to (its client's id); null for a personal token. */
   clientId: number | null;
+  /** How that app writes: `proposals` sends its page writes to a fork and a request (requests/proposals.ts). */
+  clientWrites: AppWrites;
 };
 
 /** Who the change log and the subscribers say made a change: the user, and the app it came through. */

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import type { User } from '../users/user.entity.ts';
 import { Token, type TokenScope } from './token.entity.ts';
+import type { AppWrites } from '../oauth/oauth.entity.ts';
 
 const TOKEN_PREFIX = 'nt_';
 
@@ -39,6 +40,12 @@ export async function findUsableToken(em: EntityManager, hash: string): Promise<
   if (!token) return { expired: false };
   if (token.expiresAt && token.expiresAt.getTime() <= Date.now()) return { expired: true };
   return { token, expired: false };
+}
+
+/** How the app with this id writes (`direct` for an app deleted meanwhile: its tokens are gone with it). */
+export async function clientWrites(em: EntityManager, clientId: number): Promise<AppWrites> {
+  const [row] = await em.execute<{ writes: AppWrites }[]>('select writes from oauth_clients where id = ?', [clientId]);
+  return row?.writes ?? 'direct';
 }
 
 export function looksLikeToken(value: string): boolean {

@@ -77,6 +77,13 @@ function success(results: unknown[]): CallToolResult {
   const last = results.length === 1 ? results[0] : { ...(results[0] as object), pages: results[1] };
   const structured = Array.isArray(last) ? { items: last } : (last as Record<string, unknown>);
   let text = JSON.stringify(last);
+  // a write of an app that only proposes (`writes: proposals`) says so first, for the agent to tell its user
+  const proposal = (last as { proposal?: { fork_id: number; request_index: number | null; request_html_url: string | null } } | null)?.proposal;
+  if (proposal) {
+    const page = (last as { id: number }).id;
+    text = `Proposed, not applied: this app's changes go to a fork for people to review. The change is in page ${page} of the fork (note ${proposal.fork_id})${
+      proposal.request_html_url ? `, carried by request #${proposal.request_index} on the original: ${proposal.request_html_url}` : ''}.\n${text}`;
+  }
   if (text.length > RESULT_TEXT_CHARS) text = `${text.slice(0, RESULT_TEXT_CHARS)}… (cut at ${RESULT_TEXT_CHARS} characters; ask for fewer results)`;
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }

@@ -6,7 +6,7 @@ import type { Pagination } from '../../http/pagination.ts';
 import { Token } from '../auth/token.entity.ts';
 import type { User } from '../users/user.entity.ts';
 import { createClient, redirectUriProblem } from './clients.ts';
-import { OAuthClient, OAuthGrant } from './oauth.entity.ts';
+import { OAuthClient, OAuthGrant, type AppWrites } from './oauth.entity.ts';
 import { revokeAppForUser, revokeClient, revokeTokenById } from './revocation.ts';
 
 export const APPS_PER_USER = 50;
@@ -16,7 +16,7 @@ export async function findOwnApps(em: EntityManager, userId: number, page: Pagin
   return { apps, total };
 }
 
-export async function createOwnApp(em: EntityManager, owner: User, input: { name: string; redirect_uris: string[]; confidential?: boolean | undefined }) {
+export async function createOwnApp(em: EntityManager, owner: User, input: { name: string; redirect_uris: string[]; confidential?: boolean | undefined; writes?: AppWrites | undefined }) {
   const errors = input.redirect_uris.flatMap((uri, index) => {
     const problem = redirectUriProblem(uri);
     return problem ? [{ pointer: `/app/redirect_uris/${index}`, detail: problem }] : [];
@@ -25,7 +25,7 @@ export async function createOwnApp(em: EntityManager, owner: User, input: { name
   if ((await em.count(OAuthClient, { owner: owner.id })) >= APPS_PER_USER) {
     throw conflict('already_exists', `a user may register at most ${APPS_PER_USER} apps; delete one first`);
   }
-  return createClient(em, { name: input.name.trim() || input.name, redirectUris: [...new Set(input.redirect_uris)], confidential: input.confidential ?? true, owner });
+  return createClient(em, { name: input.name.trim() || input.name, redirectUris: [...new Set(input.redirect_uris)], confidential: input.confidential ?? true, owner, writes: input.writes ?? 'direct' });
 }
 
 export async function deleteOwnApp(em: EntityManager, userId: number, clientId: string): Promise<void> {

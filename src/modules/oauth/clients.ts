@@ -4,7 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TokenScope } from '../auth/token.entity.ts';
 import type { User } from '../users/user.entity.ts';
-import { OAuthClient } from './oauth.entity.ts';
+import { OAuthClient, type AppWrites } from './oauth.entity.ts';
 
 export type NewClient = {
   name: string;
@@ -16,6 +16,8 @@ export type NewClient = {
   registeredDynamically?: boolean;
   /** The scope the app is held to (`read`); null or absent: both. */
   scope?: TokenScope | null;
+  /** How the app's tokens write (absent: `direct`). */
+  writes?: AppWrites;
 };
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -70,6 +72,7 @@ export async function createClient(em: EntityManager, input: NewClient): Promise
     registeredDynamically: input.registeredDynamically ?? false,
     authorizedAt: null,
     scope: input.scope ?? null,
+    writes: input.writes ?? 'direct',
   });
   await em.flush();
   return { client, secret };

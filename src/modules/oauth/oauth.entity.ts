@@ -3,11 +3,15 @@ import { createdAt, updatedAt } from '../../db/timestamps.ts';
 import type { TokenScope } from '../auth/token.entity.ts';
 import { User } from '../users/user.entity.ts';
 
+/** How an app's tokens write: like their user (`direct`), or as proposals people review (`proposals`). */
+export type AppWrites = 'direct' | 'proposals';
+
 // An app that may ask users for tokens. `clientId` is its public identifier; a confidential app also has a secret,
 // of which only the SHA-256 is kept. A first-party app (registered by an administrator) skips the consent page and
 // may use the password grant; apps registered through the API by a user (`owner`) never are first-party. An app
 // registered by anyone through RFC 7591 (`registeredDynamically`: public, no owner) may be held to a narrower
-// `scope`, and is deleted if no user authorized it (`authorizedAt`) soon after (registration.ts).
+// `scope`, and is deleted if no user authorized it (`authorizedAt`) soon after (registration.ts). An app registered
+// with `writes: proposals` never changes a note directly (src/modules/requests/proposals.ts).
 export const OAuthClientSchema = defineEntity({
   name: 'OAuthClient',
   tableName: 'oauth_clients',
@@ -23,6 +27,8 @@ export const OAuthClientSchema = defineEntity({
     registeredDynamically: p.boolean().default(false),
     authorizedAt: p.datetime().columnType('timestamptz(0)').nullable(),
     scope: p.string().length(8).$type<TokenScope>().nullable(),
+    /** `proposals`: the app's page writes land in a fork and a request (src/modules/requests/proposals.ts). */
+    writes: p.string().length(10).$type<AppWrites>().default('direct'),
     createdAt: createdAt(),
   },
 });

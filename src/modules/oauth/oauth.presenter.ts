@@ -14,6 +14,7 @@ export function presentApp(client: OAuthClient, secret?: string | null): App {
     redirect_uris: client.redirectUris,
     confidential: client.confidential,
     first_party: client.firstParty,
+    writes: client.writes,
     ...(secret !== undefined ? { client_secret: secret } : {}),
     created_at: client.createdAt.toISOString(),
   };

@@ -1,6 +1,8 @@
 import type { Page as PageBody, PageUpdateInput } from '../../../generated/client/types.gen.ts';
 import { actorOf } from '../access/caller.ts';
-import { notFound } from '../errors.ts';
+import { notFound, unprocessable } from '../errors.ts';
+import type { Actor } from '../events/domain-events.ts';
+import { proposePageWrite, type ProposalResult } from '../requests/proposals.ts';
 import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
 import { answerWith, type Answer } from '../../http/answer.ts';
 import { pageCaching } from '../../cache/caching.ts';
@@ -10,6 +12,7 @@ import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
 import { loadPageView, loadPageViews } from './pages.loader.ts';
 import { checkContentSize, updatePage, type OnConflict } from './pages.service.ts';
+import { checkIfMatch } from './versions.writer.ts';
 import { pageIdsInTreeOrder } from './tree.ts';
 import { pageIdsInOrder, pageTextSizes, type TreeOrder } from './pages.repository.ts';
 import { budgetedPage } from '../../http/pagination.ts';
@@ -42,11 +45,32 @@ async function admitWrite(context: HandlerContext, content: string | undefined):
   if (content !== undefined) await context.admit(Buffer.byteLength(content, 'utf8'));
 }
 
+/** The caller's app, when it only proposes changes (`writes: proposals`): its page writes go to proposals.ts. */
+function proposingApp(context: HandlerContext): (Actor & { clientId: number }) | undefined {
+  const { caller } = context;
+  return caller.clientWrites === 'proposals' && caller.clientId !== null ? { ...actorOf(caller), clientId: caller.clientId } : undefined;
+}
+
+/** The fork's page that holds a proposed change, with where it went (`proposal`). */
+async function answerProposal(context: HandlerContext, written: ProposalResult): Promise<Answer<PageBody>> {
+  const answer = await answerPage(context, written.fork, written.page);
+  return answerWith({ ...answer.body, proposal: written.proposal }, { etag: answer.etag! });
+}
+
 /** updatePage and updatePageViaPatch; `on_conflict` from the body, else the query, else `merge` (with a base). */
 async function update(context: HandlerContext, scope: PageScope, body: PageUpdateInput, query: { on_conflict?: OnConflict }, ifMatch: string | undefined) {
   const { base_version: baseVersion, ...changes } = body.page;
   checkContentSize(changes.content, context.config.limits);
   await admitWrite(context, changes.content);
+  const app = proposingApp(context);
+  if (app) {
+    // the original is not written: its ETag and base only have to name what it has (the request shows the rest)
+    checkIfMatch(scope.page, ifMatch);
+    if (baseVersion !== undefined && baseVersion > scope.page.versionSequence) {
+      throw unprocessable('invalid_base_version', `page ${scope.page.id} has no version ${baseVersion}`, [{ pointer: '/page/base_version', detail: 'not a version of this page' }]);
+    }
+    return answerProposal(context, await proposePageWrite(context.em, app, scope, { kind: 'update', page: scope.page, changes }, context.config.limits, context.urls));
+  }
   const base = baseVersion === undefined ? undefined : { version: baseVersion, onConflict: body.on_conflict ?? query.on_conflict ?? 'merge' };
   const written = await updatePage(context.em, actorOf(scope.caller), scope.note, scope.page, changes, ifMatch, context.config.limits, base ? { base } : {});
   const answer = await answerPage(context, scope.note, written.page);
@@ -88,6 +112,8 @@ export const pageOperations = {
   createPage: defineOperation('createPage', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     checkContentSize(body.page.content, context.config.limits);
     await admitWrite(context, body.page.content);
+    const app = proposingApp(context);
+    if (app) return answerProposal(context, await proposePageWrite(context.em, app, scope, { kind: 'create', page: body.page }, context.config.limits, context.urls));
     const page = await createPage(context.em, actorOf(scope.caller), scope.note, body.page, context.config.limits);
     return answerPage(context, scope.note, page);
   }),

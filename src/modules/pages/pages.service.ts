@@ -56,8 +56,10 @@ export async function updatePage(
   const moving = changes.parent !== undefined && changes.parent !== (page.parent?.id ?? null);
   const coverChange = changes.is_cover !== undefined && changes.is_cover !== (note.coverPageId === page.id);
   // a page whose first version is not yet written (a fork's copy) gets its first diff made now (versions.writer.ts);
-  // a base other than the version read goes the general way (it is invalid, or the write is merged)
-  if (!moving && !coverChange && !restored && page.versionSequence > 0 && (base === undefined || base.version === page.versionSequence)) {
+  // a base other than the version read goes the general way (it is invalid, or the write is merged); so does a write
+  // inside a caller's transaction (a proposal, requests/proposals.ts): the one-statement write runs on a connection
+  // of its own, outside that transaction
+  if (!moving && !coverChange && !restored && page.versionSequence > 0 && !em.isInTransaction() && (base === undefined || base.version === page.versionSequence)) {
     const written = await writeText(em, actor, note, page, changes, ifMatch, base?.version);
     if (written) return { page: written };
   }

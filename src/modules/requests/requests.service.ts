@@ -70,6 +70,32 @@ export type RequestFields = {
   description?: string | null | undefined;
 };
 
+/**
+ * The request's entry for a version of a fork page (or, given `entry`, that entry made to propose this version
+ * instead): a page that came from the original is an `update`, also when the original has deleted it since (its
+ * `upstream_page_id` outlives the page): a `delete_modify` conflict, not a page new in the fork.
+ */
+export function addProposedVersion(tx: EntityManager, request: MergeRequest, fork: Note, version: ProposedVersionRow, path: string, entry?: MergeRequestPage): void {
+  const fromOriginal = version.upstream_page_id !== null;
+  const fields = {
+    pageVersion: version.id,
+    fromPage: version.page_id,
+    toPage: version.origin_page_id,
+    baseVersion: fromOriginal ? version.base_version_id : null,
+    type: fromOriginal ? 'update' as const : 'create' as const,
+    path,
+    diff: renderDiff(fromOriginal ? (version.base_content ?? '') : '', version.content).html,
+  };
+  if (entry) tx.assign(entry, fields);
+  else tx.create(MergeRequestPage, { request, note: fork.id, ...fields, merged: false });
+}
+
+/** The path a request shows for a page: team, note, the page's ancestors' titles (by its id), its title. */
+export async function requestPagePath(em: EntityManager, originalTeam: Team, original: Note, pageId: number, title: string): Promise<string> {
+  const ancestors = await ancestorTitles(em, [pageId]);
+  return [originalTeam.name, original.title, ...(ancestors.get(pageId) ?? []), title].join(' / ');
+}
+
 /** A request from the fork to its original, numbered on the original (per-note gapless index). */
 export async function createRequest(em: EntityManager, actor: Actor, fork: Note, original: Note, originalTeam: Team, fields: RequestFields): Promise<MergeRequest> {
   return em.transactional(async (tx) => {
@@ -98,23 +124,7 @@ export async function createRequest(em: EntityManager, actor: Actor, fork: Note,
     });
     const pathOf = (pageId: number | null, title: string) =>
       [originalTeam.name, original.title, ...((pageId !== null && ancestors.get(pageId)) || []), title].join(' / ');
-    for (const version of versions) {
-      // a page that came from the original is an `update`, also when the original has deleted it since (its
-      // `upstream_page_id` outlives the page): a `delete_modify` conflict, not a page new in the fork
-      const fromOriginal = version.upstream_page_id !== null;
-      tx.create(MergeRequestPage, {
-        request,
-        note: fork.id,
-        pageVersion: version.id,
-        fromPage: version.page_id,
-        toPage: version.origin_page_id,
-        baseVersion: fromOriginal ? version.base_version_id : null,
-        type: fromOriginal ? 'update' : 'create',
-        path: pathOf(version.page_id, version.title),
-        diff: renderDiff(fromOriginal ? (version.base_content ?? '') : '', version.content).html,
-        merged: false,
-      });
-    }
+    for (const version of versions) addProposedVersion(tx, request, fork, version, pathOf(version.page_id, version.title));
     for (const deletion of deletions) {
       tx.create(MergeRequestPage, {
         request,

@@ -47,7 +47,7 @@ export function viewAuth(sessions: Sessions): RequestHandler {
       res.set('Cache-Control', 'no-store').redirect(303, signInRedirect(req.originalUrl));
       return;
     }
-    req.caller = { user: session.user, tokenId: 0, tokenScope: 'read', tokenConfirmed: true, clientId: null };
+    req.caller = { user: session.user, tokenId: 0, tokenScope: 'read', tokenConfirmed: true, clientId: null, clientWrites: 'direct' };
     res.locals.viewer = { username: session.user.username, name: session.user.name, csrfToken: session.csrfToken } satisfies Viewer;
     next();
   };
