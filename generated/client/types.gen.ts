@@ -438,6 +438,7 @@ export type PageVersion = {
      *
      */
     merged_from_base: number | null;
+    via?: Via;
     model: 'page_version';
 };
 
@@ -500,6 +501,7 @@ export type Comment = {
      * The commented issue, when `type` is `issue`.
      */
     issue?: Issue;
+    via?: Via;
     model: 'comment';
 };
 
@@ -569,6 +571,7 @@ export type Issue = {
      *
      */
     description_html: string;
+    via?: Via;
     model: 'issue';
 };
 
@@ -758,6 +761,7 @@ export type Request = {
      * Why `mergeable` is null (the bound that was passed); null otherwise.
      */
     mergeable_reason?: string | null;
+    via?: Via;
     model: 'request';
 };
 
@@ -914,6 +918,7 @@ export type Log = {
      */
     attachment?: Attachment;
     team?: Team;
+    via?: Via;
     model: 'log';
 };
 
@@ -1740,6 +1745,22 @@ export type MergeInput = {
     }> | null;
     [key: string]: unknown;
 };
+
+/**
+ * Addition to the contract: the app this was made through (an OAuth token of that app), as it was named then; null
+ * when it was made with a personal token or in the browser. The web views show it as "via <name>".
+ *
+ */
+export type Via = {
+    /**
+     * The app's public `client_id`.
+     */
+    client_id: string;
+    /**
+     * The app's name when this was made.
+     */
+    name: string;
+} | null;
 
 /**
  * How a write based on an older version was applied (only in the answer of `updatePage` with a

@@ -9,7 +9,7 @@ import { markTokenUsed } from '../modules/auth/auth.repository.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestHandler } from 'express';
 import type { Caller } from '../modules/access/caller.ts';
-import { clientWrites, findUsableToken, hashToken } from '../modules/auth/tokens.ts';
+import { clientOfToken, findUsableToken, hashToken } from '../modules/auth/tokens.ts';
 import { HttpError, unauthorized } from './errors.ts';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -47,14 +47,16 @@ async function lookUp(em: EntityManager, hash: string, now: number): Promise<{ e
     tokenCache.delete(hash);
     return { confirmed: true, expired };
   }
+  // an app's way of writing and its name are taken when the token is looked up, and cached with it
+  const app = token.clientId == null ? null : await clientOfToken(em, token.clientId);
   const entry: CachedToken = {
     caller: {
       user: token.user,
       tokenId: token.id,
       tokenScope: token.scope,
       clientId: token.clientId ?? null,
-      // an app's way of writing is fixed when it is registered, so it is cached with the token
-      clientWrites: token.clientId == null ? 'direct' : await clientWrites(em, token.clientId),
+      clientWrites: app?.writes ?? 'direct',
+      via: app?.via ?? null,
     },
     expiresAt: token.expiresAt ? token.expiresAt.getTime() : null,
     lastUsedAt: token.lastUsedAt ? token.lastUsedAt.getTime() : 0,

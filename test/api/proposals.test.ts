@@ -12,6 +12,7 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { databaseKind } from '../support/database.ts';
 import { makeNote, makePage, type Actor } from '../support/factories.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
+import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
 
 let app: TestApp;
 let s: Scenario<'guide' | 'secret'>;
@@ -198,5 +199,55 @@ describe('an app with writes: proposals', () => {
     const entries = await requestPages(rows[0]!.request_id!);
     expect(new Set(entries.map((entry) => entry.to_page_id))).toEqual(new Set(pages.map((page) => page.id)));
     expect(entries).toHaveLength(6);
+  });
+});
+
+describe('attribution: what an app makes says "via <app>"', () => {
+  it('records the app on versions, comments, issues, requests and log entries, and not for a personal token', async () => {
+    const direct = await registerApp(s.member, 'Helpful Bot');
+    const bot = new ApiClient(app.baseUrl, await appToken(s.member, direct.id));
+    const via = { client_id: direct.body.client_id, name: 'Helpful Bot' };
+    const note = await makeNote(app, s.team, s.manager.user, { slug: 'attributed' });
+    const base = `/api/v1/${s.team.name}/attributed`;
+    const page = await makePage(app, note, s.manager, { title: 'Plan', content: '<p>a</p>' });
+    expect((await bot.put(`${base}/${page.id}`, { json: { page: { content: '<p>a b</p>' } } })).status).toBe(200);
+    expect((await s.member.client.put(`${base}/${page.id}`, { json: { page: { content: '<p>a b c</p>' } } })).status).toBe(200);
+    const versions = (await s.member.client.get(`${base}/${page.id}/histories`)).body as { index: number; via: unknown }[];
+    expect(versions.map((version) => [version.index, version.via])).toEqual([[3, null], [2, via], [1, null]]);
+
+    const comment = await bot.post(`${base}/${page.id}/comments`, { json: { comment: { comment: 'From the bot.' } } });
+    expect(comment.body.via).toEqual(via);
+    const issue = await bot.post(`${base}/issues`, { json: { issue: { title: 'Bot found this' } } });
+    expect(issue.body.via).toEqual(via);
+    expect((await s.member.client.get(`${base}/issues/${issue.body.index}`)).body.via).toEqual(via);
+    const mine = await s.member.client.post(`${base}/issues`, { json: { issue: { title: 'I found this' } } });
+    expect(mine.body.via).toBeNull();
+
+    // a request opened by the app (from a fork the app made for its user)
+    const fork = await bot.post(`${base}/forks`, { json: {} });
+    expect(fork.status, fork.text).toBe(200);
+    const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.body.id, page.id]);
+    const changed = await bot.put(`/api/v1/${s.member.user.username}/${fork.body.id}/${copy!.id}`, { json: { page: { content: '<p>forked</p>' } } });
+    expect(changed.status, changed.text).toBe(200);
+    const [{ id: versionId }] = await app.em().execute<{ id: number }[]>('select max(id) as id from page_versions where page_id = ?', [copy!.id]) as [{ id: number }];
+    const request = await bot.post(`/api/v1/${s.member.user.username}/${fork.body.id}/requests`, { json: { page_versions: [versionId] } });
+    expect(request.status, request.text).toBe(200);
+    expect(request.body.via).toEqual(via);
+
+    const log = (await s.member.client.get('/api/v1/logs', { query: { note_id: String(note.id) } })).body as { type: string; action: string; via: unknown; user: { id: number } }[];
+    const byBot = log.filter((entry) => entry.via !== null);
+    expect(byBot.length).toBeGreaterThanOrEqual(3);
+    for (const entry of byBot) expect(entry.via).toEqual(via);
+    expect(log.filter((entry) => entry.type === 'issue' && entry.action === 'create').map((entry) => entry.via)).toEqual([null, via]);
+
+    // the history view in the browser says so
+    const password = await givePassword(app, s.member.user, 'member password here');
+    const browser = new CookieBrowser(app.baseUrl);
+    const form = await browser.get('/oauth/sign-in');
+    await browser.post('/oauth/sign-in', { ...hiddenFields(form.text), login: s.member.user.username, password });
+    const history = await browser.get(`/${s.team.name}/attributed/${page.id}/histories`);
+    expect(history.status).toBe(200);
+    expect(history.text).toContain('via Helpful Bot');
+    expect(history.text.match(/via Helpful Bot/g)).toHaveLength(1);
   });
 });

@@ -3,7 +3,7 @@
 import type { TokenScope } from '../auth/token.entity.ts';
 import type { AppWrites } from '../oauth/oauth.entity.ts';
 import type { User } from '../users/user.entity.ts';
-import type { Actor } from '../events/domain-events.ts';
+import type { Actor, Via } from '../events/domain-events.ts';
 
 export type Caller = {
   /** The user, as read when the token was looked up (a snapshot: never pass it to an entity manager, use its id). */
@@ -20,9 +20,11 @@ export type Caller = {
   clientId: number | null;
   /** How that app writes: `proposals` sends its page writes to a fork and a request (requests/proposals.ts). */
   clientWrites: AppWrites;
+  /** That app as what it writes is attributed to (`via`): its public client id and name; null for a personal token. */
+  via?: Via | null;
 };
 
 /** Who the change log and the subscribers say made a change: the user, and the app it came through. */
 export function actorOf(caller: Caller): Actor {
-  return { id: caller.user.id, username: caller.user.username, name: caller.user.name, clientId: caller.clientId };
+  return { id: caller.user.id, username: caller.user.username, name: caller.user.name, clientId: caller.clientId, via: caller.via ?? null };
 }

@@ -4,6 +4,7 @@ import { currentTime } from '../../db/timestamps.ts';
 import type { User } from '../users/user.entity.ts';
 import { Token, type TokenScope } from './token.entity.ts';
 import type { AppWrites } from '../oauth/oauth.entity.ts';
+import type { Via } from '../events/domain-events.ts';
 
 const TOKEN_PREFIX = 'nt_';
 
@@ -42,10 +43,10 @@ export async function findUsableToken(em: EntityManager, hash: string): Promise<
   return { token, expired: false };
 }
 
-/** How the app with this id writes (`direct` for an app deleted meanwhile: its tokens are gone with it). */
-export async function clientWrites(em: EntityManager, clientId: number): Promise<AppWrites> {
-  const [row] = await em.execute<{ writes: AppWrites }[]>('select writes from oauth_clients where id = ?', [clientId]);
-  return row?.writes ?? 'direct';
+/** The app with this id: how it writes, and what its writes are attributed to (null: deleted meanwhile, its tokens with it). */
+export async function clientOfToken(em: EntityManager, clientId: number): Promise<{ writes: AppWrites; via: Via } | null> {
+  const [row] = await em.execute<{ writes: AppWrites; client_id: string; name: string }[]>('select writes, client_id, name from oauth_clients where id = ?', [clientId]);
+  return row ? { writes: row.writes, via: { clientId: row.client_id, name: row.name } } : null;
 }
 
 export function looksLikeToken(value: string): boolean {

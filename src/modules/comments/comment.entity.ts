@@ -28,6 +28,9 @@ export const CommentSchema = defineEntity({
     body: p.text(),
     mentions: () =>
       p.manyToMany(User).pivotTable('comment_mentions').joinColumn('comment_id').inverseJoinColumn('user_id'),
+    // Made through an app: its public client id and its name then (migration 0021); null otherwise.
+    viaClient: p.string().length(64).nullable(),
+    viaApp: p.string().length(255).nullable(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

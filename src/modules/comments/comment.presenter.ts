@@ -6,6 +6,7 @@ import { presentPageReference, type PageView } from '../pages/page.presenter.ts'
 import { presentUser } from '../users/user.presenter.ts';
 import type { User } from '../users/user.entity.ts';
 import type { Comment } from './comment.entity.ts';
+import { presentVia } from '../oauth/oauth.presenter.ts';
 
 /**
  * The commented object as presented, named by the comment's `type`; each kind of comment adds its own variant here
@@ -47,6 +48,7 @@ export function presentComment(view: CommentView, urls: Urls): CommentBody {
     mentions: view.mentions.map((user) => presentUser(user, urls)),
     can_delete: can('comment.delete', { role: caller.role, callerId: caller.id }, { authorId: view.author.id }),
     ...presentTarget(target, urls),
+    via: presentVia(comment),
     model: 'comment',
   };
 }

@@ -75,6 +75,8 @@ export async function createComment(em: EntityManager, author: Actor, note: Note
       user: author.id,
       body: input.comment,
       mentions: mentioned.map((user) => user.id),
+      viaClient: author.via?.clientId ?? null,
+      viaApp: author.via?.name ?? null,
     });
     await tx.flush();
     await recordEvent(tx, { type: 'comment.created', actor: author, note, comment, target, mentioned });

@@ -14,7 +14,10 @@ import type { User } from '../users/user.entity.ts';
  * The user who made the change (a snapshot; subscribers use its id and name), and the OAuth app it came through
  * (the client's id; null or absent for a personal token).
  */
-export type Actor = Pick<User, 'id' | 'username' | 'name'> & { clientId?: number | null };
+/** The app a change came through, as versions, comments, issues, requests and log entries record it ("via <name>"). */
+export type Via = { clientId: string; name: string };
+
+export type Actor = Pick<User, 'id' | 'username' | 'name'> & { clientId?: number | null; via?: Via | null };
 
 export type DomainEvent =
   | { type: 'note.created'; actor: Actor; note: Note }

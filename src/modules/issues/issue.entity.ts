@@ -33,6 +33,9 @@ export const IssueSchema = defineEntity({
     fromUser: () => p.manyToOne(User),
     toUser: () => p.manyToOne(User).nullable(),
     tags: () => p.manyToMany(Tag).pivotTable('issue_tags').joinColumn('issue_id').inverseJoinColumn('tag_id'),
+    // Made through an app: its public client id and its name then (migration 0021); null otherwise.
+    viaClient: p.string().length(64).nullable(),
+    viaApp: p.string().length(255).nullable(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

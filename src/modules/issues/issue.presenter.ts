@@ -4,6 +4,7 @@ import { can, type Subject } from '../access/policy.ts';
 import { renderDescription } from '../notes/description.ts';
 import { presentUser, type UserFields } from '../users/user.presenter.ts';
 import type { Issue } from './issue.entity.ts';
+import { presentVia } from '../oauth/oauth.presenter.ts';
 
 /**
  * An issue with everything its presentation embeds, loaded by issues.loader.ts. `note` is the note already
@@ -47,6 +48,7 @@ export function presentIssue(view: IssueView, urls: Urls): IssueBody {
     tags: [...view.tags],
     description: issue.description,
     description_html: renderDescription(issue.description),
+    via: presentVia(issue),
     model: 'issue',
   };
 }

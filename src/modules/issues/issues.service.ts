@@ -64,6 +64,8 @@ export async function createIssue(em: EntityManager, actor: Actor, note: Note, f
       rate: fields.rate ?? 0,
       fromUser: actor.id,
       toUser: assignee?.id ?? null,
+      viaClient: actor.via?.clientId ?? null,
+      viaApp: actor.via?.name ?? null,
     });
     await tx.flush().catch(indexTaken);
     await recordEvent(tx, { type: 'issue.created', actor, note, issue, assignee });

@@ -29,6 +29,9 @@ export const LogSchema = defineEntity({
     request: () => p.manyToOne(MergeRequest).nullable(),
     attachment: () => p.manyToOne(Attachment).nullable(),
     summary: p.json<Record<string, unknown>>().nullable(),
+    // Made through an app: its public client id and its name then (migration 0021); null otherwise.
+    viaClient: p.string().length(64).nullable(),
+    viaApp: p.string().length(255).nullable(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

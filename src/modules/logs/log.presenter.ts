@@ -5,6 +5,7 @@ import type { Log as LogBody } from '../../../generated/client/types.gen.ts';
 import type { Embeds } from '../notifications/embeds.loader.ts';
 import { timeAgo, type Language } from '../notifications/time-ago.ts';
 import type { Log, LogType } from './log.entity.ts';
+import { presentVia } from '../oauth/oauth.presenter.ts';
 
 type Embedded = Partial<Pick<LogBody, 'note' | 'page' | 'issue' | 'comment' | 'request' | 'attachment' | 'team'>>;
 type ObjectPresenter = (log: Log, embeds: Embeds) => Embedded;
@@ -97,6 +98,7 @@ export function presentLog(log: Log, embeds: Embeds, reader: LogReader): LogBody
     action,
     title: logTitle(log, action, user.name || user.username, reader.language),
     ...logObjects[log.type](log, embeds),
+    via: presentVia(log),
     model: 'log',
   };
 }

@@ -167,6 +167,8 @@ async function writeLog(em: EntityManager, event: DomainEvent): Promise<void> {
     request: entry.requestId ?? null,
     attachment: entry.attachmentId ?? null,
     summary: entry.summary,
+    viaClient: event.actor.via?.clientId ?? null,
+    viaApp: event.actor.via?.name ?? null,
     createdAt: now,
     updatedAt: now,
   });

@@ -1,10 +1,15 @@
 // Apps, authorizations and tokens as the document describes them (App, Authorization, AccessToken, and the RFC 7591
 // ClientRegistration). Pure.
-import type { AccessToken, App, Authorization, ClientRegistration } from '../../../generated/client/types.gen.ts';
+import type { AccessToken, App, Authorization, ClientRegistration, Via } from '../../../generated/client/types.gen.ts';
 import type { Token } from '../auth/token.entity.ts';
 import type { OAuthClient, OAuthGrant } from './oauth.entity.ts';
 import { REGISTERED_GRANT_TYPES } from './registration.ts';
 import { scopeList } from './scopes.ts';
+
+/** The app something was made through (`Via`), from its recorded client id and name; null for none. */
+export function presentVia(made: { viaClient?: string | null; viaApp?: string | null }): Via {
+  return made.viaClient ? { client_id: made.viaClient, name: made.viaApp ?? '' } : null;
+}
 
 export function presentApp(client: OAuthClient, secret?: string | null): App {
   return {

@@ -47,6 +47,9 @@ export const PageVersionSchema = defineEntity({
     fromVersionId: p.integer().nullable(),
     // Written by updatePage from an older base, merged three ways (pages.service.ts): that base's index.
     mergedFromBase: p.integer().nullable(),
+    // Made through an app: its public client id and its name then (migration 0021); null otherwise.
+    viaClient: p.string().length(64).nullable(),
+    viaApp: p.string().length(255).nullable(),
     createdAt: createdAt(),
   },
 });

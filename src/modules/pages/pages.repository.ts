@@ -9,6 +9,7 @@ import { TAKE_CHANGE_WRITERS_LOCK } from '../events/events.repository.ts';
 import { originalChangedSql } from '../notes/notes.repository.ts';
 import { Team } from '../teams/team.entity.ts';
 import { Page } from './page.entity.ts';
+import type { Via } from '../events/domain-events.ts';
 
 // ---- the tree
 
@@ -253,7 +254,7 @@ export type PageTextWrite = {
   lockVersions: readonly number[] | undefined;
   /** Write only when the page's current version is this one (a write with `page[base_version]`). */
   baseVersion: number | undefined;
-  actor: { id: number; username: string; clientId: number | null };
+  actor: { id: number; username: string; clientId: number | null; via: Via | null };
   now: Date;
 };
 
@@ -281,8 +282,8 @@ function pageTextStatement(em: EntityManager): string {
          ], null) as changed
      ),
      v as (
-       insert into page_versions (page_id, note_id, index, title, content, diff, user_id, created_at)
-       select p.id, p.note_id, p.version_sequence, p.title, p.content, null, $6, $5 from p
+       insert into page_versions (page_id, note_id, index, title, content, diff, user_id, created_at, via_client, via_app)
+       select p.id, p.note_id, p.version_sequence, p.title, p.content, null, $6, $5, $12::text, $13::text from p
      ),
      c as (
        insert into changes (type, actor_id, client_id, team_id, note_id, subject_id, payload)
@@ -292,8 +293,8 @@ function pageTextStatement(em: EntityManager): string {
          from p
      ),
      l as (
-       insert into logs (user_id, action, type, team_id, note_id, page_id, summary, created_at, updated_at)
-       select $6, 'update', 'page', $8, $9, p.id, jsonb_build_object('page_id', p.id, 'title', p.title, 'changed', to_jsonb(p.changed)), $5, $5
+       insert into logs (user_id, action, type, team_id, note_id, page_id, summary, created_at, updated_at, via_client, via_app)
+       select $6, 'update', 'page', $8, $9, p.id, jsonb_build_object('page_id', p.id, 'title', p.title, 'changed', to_jsonb(p.changed)), $5, $5, $12::text, $13::text
          from p
      )
      select ${aliasedColumns(em, Page, 'p')} from p`;
@@ -319,6 +320,8 @@ export async function writePageText(em: EntityManager, write: PageTextWrite): Pr
     write.noteId,
     write.actor.username,
     write.baseVersion ?? null,
+    write.actor.via?.clientId ?? null,
+    write.actor.via?.name ?? null,
   ]);
   return row === undefined ? undefined : mapAliased(em, Page, row, 'p');
 }

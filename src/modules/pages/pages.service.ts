@@ -182,7 +182,7 @@ async function writeText(
     content: changes.content,
     lockVersions: acceptedLockVersions(page.id, ifMatch),
     baseVersion,
-    actor: { id: actor.id, username: actor.username, clientId: actor.clientId ?? null },
+    actor: { id: actor.id, username: actor.username, clientId: actor.clientId ?? null, via: actor.via ?? null },
     now: currentTime(),
   }));
   if (written) return written;

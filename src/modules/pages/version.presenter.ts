@@ -1,6 +1,7 @@
 import type { PageSummary as PageBody, PageVersion as PageVersionBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import { presentUser } from '../users/user.presenter.ts';
+import { presentVia } from '../oauth/oauth.presenter.ts';
 import type { PageVersion } from './page.entity.ts';
 
 /** A version (its diff made: version-diffs.ts), with the page as it is now (presented once for all versions of a page). */
@@ -18,6 +19,7 @@ export function presentVersion(version: PageVersion, page: PageBody, urls: Urls)
     label: `Version #${version.index}`,
     user: presentUser(version.user, urls),
     merged_from_base: version.mergedFromBase ?? null,
+    via: presentVia(version),
     model: 'page_version',
   };
 }

@@ -59,6 +59,8 @@ export function recordVersion(
     requestId: origin?.requestId ?? null,
     fromVersionId: origin?.fromVersionId ?? null,
     mergedFromBase: origin?.mergedFromBase ?? null,
+    viaClient: author.via?.clientId ?? null,
+    viaApp: author.via?.name ?? null,
   });
 }
 

@@ -27,6 +27,9 @@ export const MergeRequestSchema = defineEntity({
     pages: () => p.oneToMany(MergeRequestPage).mappedBy('request'),
     attachments: () =>
       p.manyToMany(Attachment).pivotTable('request_attachments').joinColumn('request_id').inverseJoinColumn('attachment_id'),
+    // Made through an app: its public client id and its name then (migration 0021); null otherwise.
+    viaClient: p.string().length(64).nullable(),
+    viaApp: p.string().length(255).nullable(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -7,6 +7,7 @@ import { presentUser, type UserFields } from '../users/user.presenter.ts';
 import type { MergeRequest } from './merge-request.entity.ts';
 import type { Mergeability } from './merge-state.ts';
 import type { RequestPageRow } from './requests.repository.ts';
+import { presentVia } from '../oauth/oauth.presenter.ts';
 
 export type RequestView = {
   request: MergeRequest;
@@ -61,6 +62,7 @@ export function presentRequest(view: RequestView, urls: Urls): RequestBody {
     mergeable: mergeability.mergeable,
     mergeable_state: mergeability.state,
     mergeable_reason: mergeability.reason,
+    via: presentVia(request),
     model: 'request',
   };
 }

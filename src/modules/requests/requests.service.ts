@@ -121,6 +121,8 @@ export async function createRequest(em: EntityManager, actor: Actor, fork: Note,
       closedAt: null,
       mergedAt: null,
       mergedBy: null,
+      viaClient: actor.via?.clientId ?? null,
+      viaApp: actor.via?.name ?? null,
     });
     const pathOf = (pageId: number | null, title: string) =>
       [originalTeam.name, original.title, ...((pageId !== null && ancestors.get(pageId)) || []), title].join(' / ');

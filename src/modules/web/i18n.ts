@@ -20,6 +20,8 @@ const en = {
   pageTree: 'Page tree', main: 'Site',
   /** On a version saved by merge-on-write (PageVersion.merged_from_base). */
   mergedWith: (base: number) => `merged with version ${base}`,
+  /** On what was made through an app (Via). */
+  via: (app: string) => `via ${app}`,
 };
 export type Strings = typeof en;
 
@@ -38,6 +40,7 @@ const ja: Strings = {
   into: 'マージ先', noDiff: '変更はありません。', deleted: '削除', skipToContent: '本文へ移動', breadcrumbs: 'パンくずリスト',
   pageTree: 'ページツリー', main: 'サイト',
   mergedWith: (base: number) => `バージョン ${base} とマージ`,
+  via: (app: string) => `${app} 経由`,
 };
 
 const tables: Record<Language, Strings> = { en, ja };
