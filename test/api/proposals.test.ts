@@ -12,13 +12,14 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { databaseKind } from '../support/database.ts';
 import { makeNote, makePage, type Actor } from '../support/factories.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
-import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
+import { authorizePath, CookieBrowser, givePassword, hiddenFields, pkcePair } from '../support/oauth.ts';
 
 let app: TestApp;
 let s: Scenario<'guide' | 'secret'>;
 let agentToken: string;
 let agent: ApiClient;
 let agentAppId: number;
+let agentClientId: string;
 
 /** A token of the app for the user, as the authorization code flow would issue it. */
 async function appToken(actor: Actor, clientRowId: number, scope: 'read' | 'write' = 'write'): Promise<string> {
@@ -46,6 +47,7 @@ beforeAll(async () => {
   const registered = await registerApp(s.member, 'Careful Agent', 'proposals');
   expect(registered.body.writes).toBe('proposals');
   agentAppId = registered.id;
+  agentClientId = registered.body.client_id;
   agentToken = await appToken(s.member, agentAppId);
   agent = new ApiClient(app.baseUrl, agentToken);
 });
@@ -59,6 +61,18 @@ describe('an app with writes: proposals', () => {
     expect(plain.body.writes).toBe('direct');
     const bad = await s.member.client.post('/api/v1/me/apps', { json: { app: { name: 'Odd', redirect_uris: ['http://127.0.0.1:9/cb'], writes: 'sometimes' } } });
     expect(bad.status).toBe(400);
+  });
+
+  it('says so on the consent page a user sees before authorizing it', async () => {
+    const password = await givePassword(app, s.reader.user, 'reader password here');
+    const browser = new CookieBrowser(app.baseUrl);
+    const form = await browser.get('/oauth/sign-in');
+    await browser.post('/oauth/sign-in', { ...hiddenFields(form.text), login: s.reader.user.username, password });
+    const parameters = { response_type: 'code', client_id: agentClientId, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', scope: 'write' };
+    const consent = await browser.get(authorizePath(parameters));
+    expect(consent.status, consent.text).toBe(200);
+    expect(consent.text).toContain('propose changes to pages');
+    expect(consent.text).not.toContain('create and change notes');
   });
 
   it('writes a page change into its fork and opens one request with the diff; the original is unchanged', async () => {

@@ -125,7 +125,7 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
   }
 
   function showConsent(res: express.Response, session: SignedIn, known: Known, scope: 'read' | 'write') {
-    const page = consentPage({ csrfToken: session.csrfToken, appName: known.client.name, username: session.user.username, scope, parameters: known.parameters as Record<string, string> });
+    const page = consentPage({ csrfToken: session.csrfToken, appName: known.client.name, username: session.user.username, scope, writes: known.client.writes, parameters: known.parameters as Record<string, string> });
     sendPage(res, 200, `Authorize ${known.client.name}`, page, known.redirectUri);
   }
 

@@ -40,9 +40,12 @@ export function signInPage(options: { csrfToken: string; returnTo: string; login
 <p><button type="submit">Sign in</button></p></form>`;
 }
 
-export function consentPage(options: { csrfToken: string; appName: string; username: string; scope: 'read' | 'write'; parameters: Record<string, string> }): Html {
+export function consentPage(options: { csrfToken: string; appName: string; username: string; scope: 'read' | 'write'; writes?: 'direct' | 'proposals'; parameters: Record<string, string> }): Html {
+  const writes = options.writes === 'proposals'
+    ? html`<li>propose changes to pages: they go to a copy of the note and a request that people review and merge; it never changes a note itself</li><li>comment and open issues as you</li>`
+    : html`<li>create and change notes, pages, issues and comments as you</li>`;
   const what = options.scope === 'write'
-    ? html`<li>read your notes, pages, issues and comments</li><li>create and change notes, pages, issues and comments as you</li>`
+    ? html`<li>read your notes, pages, issues and comments</li>${writes}`
     : html`<li>read your notes, pages, issues and comments</li>`;
   const fields = Object.entries(options.parameters).map(([name, value]) => hidden(name, value));
   return html`<h1>Authorize ${options.appName}</h1>
