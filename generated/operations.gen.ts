@@ -65,9 +65,12 @@ export type Operations = {
   listWebhookDeliveries: { method: 'get'; path: '/api/v1/teams/{team}/webhooks/{id}/deliveries'; data: Types.ListWebhookDeliveriesData; responses: Types.ListWebhookDeliveriesResponses };
   listWebhooks: { method: 'get'; path: '/api/v1/teams/{team}/webhooks'; data: Types.ListWebhooksData; responses: Types.ListWebhooksResponses };
   markNotificationsRead: { method: 'post'; path: '/api/v1/notifications/read'; data: Types.MarkNotificationsReadData; responses: Types.MarkNotificationsReadResponses };
+  mcpMessage: { method: 'post'; path: '/mcp'; data: Types.McpMessageData; responses: Types.McpMessageResponses };
   mergeRequest: { method: 'put'; path: '/api/v1/{team}/{note}/requests/{index}/merge'; data: Types.MergeRequestData; responses: Types.MergeRequestResponses };
   oauthAuthorize: { method: 'get'; path: '/oauth/authorize'; data: Types.OauthAuthorizeData; responses: Types.OauthAuthorizeResponses };
   oauthMetadata: { method: 'get'; path: '/.well-known/oauth-authorization-server'; data: Types.OauthMetadataData; responses: Types.OauthMetadataResponses };
+  oauthProtectedResource: { method: 'get'; path: '/.well-known/oauth-protected-resource'; data: Types.OauthProtectedResourceData; responses: Types.OauthProtectedResourceResponses };
+  oauthProtectedResourceMcp: { method: 'get'; path: '/.well-known/oauth-protected-resource/mcp'; data: Types.OauthProtectedResourceMcpData; responses: Types.OauthProtectedResourceMcpResponses };
   oauthRegister: { method: 'post'; path: '/oauth/register'; data: Types.OauthRegisterData; responses: Types.OauthRegisterResponses };
   oauthRevoke: { method: 'post'; path: '/oauth/revoke'; data: Types.OauthRevokeData; responses: Types.OauthRevokeResponses };
   oauthToken: { method: 'post'; path: '/oauth/token'; data: Types.OauthTokenData; responses: Types.OauthTokenResponses };
@@ -158,9 +161,12 @@ export const operationList = [
   { id: 'listWebhookDeliveries', method: 'get', path: '/api/v1/teams/{team}/webhooks/{id}/deliveries' },
   { id: 'listWebhooks', method: 'get', path: '/api/v1/teams/{team}/webhooks' },
   { id: 'markNotificationsRead', method: 'post', path: '/api/v1/notifications/read' },
+  { id: 'mcpMessage', method: 'post', path: '/mcp' },
   { id: 'mergeRequest', method: 'put', path: '/api/v1/{team}/{note}/requests/{index}/merge' },
   { id: 'oauthAuthorize', method: 'get', path: '/oauth/authorize' },
   { id: 'oauthMetadata', method: 'get', path: '/.well-known/oauth-authorization-server' },
+  { id: 'oauthProtectedResource', method: 'get', path: '/.well-known/oauth-protected-resource' },
+  { id: 'oauthProtectedResourceMcp', method: 'get', path: '/.well-known/oauth-protected-resource/mcp' },
   { id: 'oauthRegister', method: 'post', path: '/oauth/register' },
   { id: 'oauthRevoke', method: 'post', path: '/oauth/revoke' },
   { id: 'oauthToken', method: 'post', path: '/oauth/token' },

@@ -2045,6 +2045,50 @@ export type TruncatedEvent = {
 };
 
 /**
+ * OAuth 2.0 protected resource metadata (RFC 9728) of the MCP endpoint: which authorization server issues tokens for
+ * it (this server: its metadata is at `/.well-known/oauth-authorization-server`), the scopes, and that the token goes
+ * in the `Authorization` header only.
+ *
+ */
+export type ProtectedResourceMetadata = {
+    /**
+     * The MCP endpoint's URL (`<server>/mcp`).
+     */
+    resource: string;
+    /**
+     * This server's base URL.
+     */
+    authorization_servers: Array<string>;
+    scopes_supported?: Array<string>;
+    bearer_methods_supported?: Array<string>;
+    resource_name?: string;
+    resource_documentation?: string;
+};
+
+/**
+ * A JSON-RPC 2.0 message of the Model Context Protocol (a request, a notification or a response); the MCP
+ * specification (Streamable HTTP transport, version 2025-06-18) says what each carries. The tools, their arguments'
+ * JSON Schemas and the page resources are listed by the server itself (`tools/list`, `resources/templates/list`).
+ *
+ */
+export type JsonRpcMessage = {
+    jsonrpc: '2.0';
+    id?: string | number | null;
+    method?: string;
+    params?: {
+        [key: string]: unknown;
+    };
+    result?: {
+        [key: string]: unknown;
+    };
+    error?: {
+        code: number;
+        message: string;
+        data?: unknown;
+    };
+};
+
+/**
  * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
  * (`A-Z` = `a-z`; any other letter names no team: 404).
  * Every user has a default team named after the username.
@@ -9014,3 +9058,106 @@ export type OauthMetadataResponses = {
 };
 
 export type OauthMetadataResponse = OauthMetadataResponses[keyof OauthMetadataResponses];
+
+export type OauthProtectedResourceData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/oauth-protected-resource';
+};
+
+export type OauthProtectedResourceErrors = {
+    /**
+     * A query parameter holds U+0000 (NUL) (`validation_failed`).
+     */
+    400: Problem;
+    /**
+     * A method other than `GET` or `HEAD` (`method_not_allowed`, with `Allow: GET, HEAD`).
+     */
+    405: Problem;
+};
+
+export type OauthProtectedResourceError = OauthProtectedResourceErrors[keyof OauthProtectedResourceErrors];
+
+export type OauthProtectedResourceResponses = {
+    /**
+     * The metadata.
+     */
+    200: ProtectedResourceMetadata;
+};
+
+export type OauthProtectedResourceResponse = OauthProtectedResourceResponses[keyof OauthProtectedResourceResponses];
+
+export type OauthProtectedResourceMcpData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/oauth-protected-resource/mcp';
+};
+
+export type OauthProtectedResourceMcpErrors = {
+    /**
+     * A query parameter holds U+0000 (NUL) (`validation_failed`).
+     */
+    400: Problem;
+    /**
+     * A method other than `GET` or `HEAD` (`method_not_allowed`, with `Allow: GET, HEAD`).
+     */
+    405: Problem;
+};
+
+export type OauthProtectedResourceMcpError = OauthProtectedResourceMcpErrors[keyof OauthProtectedResourceMcpErrors];
+
+export type OauthProtectedResourceMcpResponses = {
+    /**
+     * The metadata.
+     */
+    200: ProtectedResourceMetadata;
+};
+
+export type OauthProtectedResourceMcpResponse = OauthProtectedResourceMcpResponses[keyof OauthProtectedResourceMcpResponses];
+
+export type McpMessageData = {
+    body: JsonRpcMessage | Array<JsonRpcMessage>;
+    path?: never;
+    query?: never;
+    url: '/mcp';
+};
+
+export type McpMessageErrors = {
+    /**
+     * Not a JSON-RPC message the server can take (JSON-RPC error -32700 or -32600).
+     */
+    400: JsonRpcMessage;
+    /**
+     * No bearer token, or one that is unknown, revoked or expired; `WWW-Authenticate` points at the metadata.
+     */
+    401: JsonRpcMessage;
+    /**
+     * GET or DELETE: this server keeps no session and sends no server-sent stream (`Allow: POST`).
+     */
+    405: JsonRpcMessage;
+    /**
+     * `Accept` does not list both `application/json` and `text/event-stream` (the SDK's transport).
+     */
+    406: JsonRpcMessage;
+    /**
+     * The body is larger than the body limit (`LIMIT_REQUEST_BODY_BYTES`).
+     */
+    413: JsonRpcMessage;
+};
+
+export type McpMessageError = McpMessageErrors[keyof McpMessageErrors];
+
+export type McpMessageResponses = {
+    /**
+     * The answer to the request(s): a JSON-RPC result or error.
+     */
+    200: JsonRpcMessage | Array<JsonRpcMessage>;
+    /**
+     * A notification or a response was accepted; no body.
+     */
+    202: unknown;
+};
+
+export type McpMessageResponse = McpMessageResponses[keyof McpMessageResponses];

@@ -20,6 +20,7 @@ import { teamOperations } from '../modules/teams/teams.handlers.ts';
 import { userOperations } from '../modules/users/users.handlers.ts';
 import { webhookOperations } from '../modules/webhooks/webhooks.handlers.ts';
 import { eventOperations } from '../modules/events/events.handlers.ts';
+import { mcpOperations } from '../modules/mcp/mcp.handlers.ts';
 
 export const operations: OperationTable = {
   ...userOperations,
@@ -40,5 +41,6 @@ export const operations: OperationTable = {
   ...searchOperations,
   ...webhookOperations,
   ...eventOperations,
+  ...mcpOperations,
 };
 
