@@ -1388,7 +1388,8 @@ export type PageUpdateInput = {
          * The version (`Page.version`) the title and content of this write were based on: the page as the client
          * read it. Equal to the current version: a plain write. Older: `on_conflict` says what happens (see
          * `updatePage`). A version this page does not have (0, negative, past its current version) answers
-         * `422 invalid_base_version`; a number outside 32-bit integers (no version is), `400 validation_failed`. Absent: the write applies as it is (the last write wins). An addition to the
+         * `422 invalid_base_version`, except 0 for a page at version 0 (a fork's copy not yet changed in the fork:
+         * the copy as read); a number outside 32-bit integers (no version is), `400 validation_failed`. Absent: the write applies as it is (the last write wins). An addition to the
          * original contract.
          *
          */

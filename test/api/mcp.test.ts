@@ -138,6 +138,39 @@ describe('MCP: tools', () => {
     expect(comment.isError).toBeFalsy();
   });
 
+  it('list_issues, fork_note, propose_changes, get_request and merge_request: the review path, managers only merge', async () => {
+    const page = await makePage(app, s.notes.open, s.manager, { title: 'Reviewed', content: '<p>before</p>' });
+    const client = await connect(s.member);
+    const note = { team: s.team.name, note: s.notes.open.slug };
+    await call(client, 'create_issue', { ...note, title: 'Listed issue' });
+    const issues = await call(client, 'list_issues', { ...note, state: 'open' });
+    expect((issues.structuredContent as { items: { title: string }[] }).items.map((issue) => issue.title)).toContain('Listed issue');
+
+    const forked = await call(client, 'fork_note', { ...note, into_team: s.member.user.username, title: 'Agent fork' });
+    expect(forked.isError, textOf(forked)).toBeFalsy();
+    const fork = forked.structuredContent as { id: number; title: string };
+    expect(fork.title).toBe('Agent fork');
+    const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, page.id]);
+    const inFork = { team: s.member.user.username, note: String(fork.id), page: copy!.id };
+    const edited = await call(client, 'update_page', { ...inFork, base_version: 0, content: '<p>after</p>' });
+    expect(edited.isError, textOf(edited)).toBeFalsy();
+    const [{ id: versionId }] = await app.em().execute<{ id: number }[]>('select max(id) as id from page_versions where page_id = ?', [copy!.id]) as [{ id: number }];
+    const proposed = await call(client, 'propose_changes', { team: s.member.user.username, note: String(fork.id), page_versions: [versionId], description: 'from the agent' });
+    expect(proposed.isError, textOf(proposed)).toBeFalsy();
+    const index = (proposed.structuredContent as { index: number }).index;
+
+    const shown = await call(client, 'get_request', { ...note, index });
+    expect(shown.structuredContent).toMatchObject({ index, pages: [{ type: 'update' }] });
+    // a member may not merge: a tool error, nothing merged
+    const refused = await call(client, 'merge_request', { ...note, index });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^not permitted/);
+    expect((await s.member.client.get(`/api/v1/${s.team.name}/${s.notes.open.slug}/${page.id}`)).body.content).toBe('<p>before</p>');
+    const merged = await call(await connect(s.manager), 'merge_request', { ...note, index });
+    expect(merged.isError, textOf(merged)).toBeFalsy();
+    expect((await s.member.client.get(`/api/v1/${s.team.name}/${s.notes.open.slug}/${page.id}`)).body.content).toBe('<p>after</p>');
+  });
+
   it('a page is a resource notes://<team>/<note>/<page id>: its content as HTML; another team\'s private page is not found', async () => {
     const page = await makePage(app, s.notes.secret, s.manager, { title: 'Context', content: '<p>attach me</p>' });
     const client = await connect(s.reader);

@@ -66,7 +66,8 @@ async function update(context: HandlerContext, scope: PageScope, body: PageUpdat
   if (app) {
     // the original is not written: its ETag and base only have to name what it has (the request shows the rest)
     checkIfMatch(scope.page, ifMatch);
-    if (baseVersion !== undefined && baseVersion > scope.page.versionSequence) {
+    const current = scope.page.versionSequence;
+    if (baseVersion !== undefined && baseVersion !== current && (baseVersion < 1 || baseVersion > current)) {
       throw unprocessable('invalid_base_version', `page ${scope.page.id} has no version ${baseVersion}`, [{ pointer: '/page/base_version', detail: 'not a version of this page' }]);
     }
     return answerProposal(context, await proposePageWrite(context.em, app, scope, { kind: 'update', page: scope.page, changes }, context.config.limits, context.urls));

@@ -111,7 +111,8 @@ async function textFromBase(
   limits: Limits,
 ): Promise<{ text: PageChanges; merge: PageMergeResult | undefined; mergedFromBase: number | undefined }> {
   const current = page.versionSequence;
-  if (!Number.isSafeInteger(base.version) || base.version < 1 || base.version > current) {
+  // a fork's copy that has no version yet is at version 0 (Page.version): 0 is then the version read
+  if (!Number.isSafeInteger(base.version) || (base.version !== current && (base.version < 1 || base.version > current))) {
     throw unprocessable('invalid_base_version', `page ${page.id} has no version ${base.version} (its versions are 1 to ${current})`, [
       { pointer: '/page/base_version', detail: current === 0 ? 'the page has no version yet' : `a version from 1 to ${current}` },
     ]);
