@@ -411,3 +411,33 @@ describe('the role x operation matrix', () => {
     expect(wrong).toEqual([]);
   }, 60_000);
 });
+
+// The operations served outside /api/v1 (`servedBy` in the operation table) are left out of the matrix above: they
+// have no policy action. The one a signed-in role could change the answer of is the registration endpoint: the
+// document declares it public (`security: []`), so every column, whatever token it sends (none, a member's, a
+// manager's, a read-scoped one, an OAuth one), registers an app (201), a token is neither required nor used, and
+// the app is public and owned by no one (so no role's token can reach another's apps through it).
+describe('the role x operation matrix: oauthRegister (outside /api/v1)', () => {
+  it('registers an app for every column, with no owner, whatever token is sent; the document declares it public', async () => {
+    const document = loadOpenApiDocument() as { paths: Record<string, Record<string, { operationId?: string; security?: unknown[] }>> };
+    expect(document.paths['/oauth/register']!.post!.operationId).toBe('oauthRegister');
+    expect(document.paths['/oauth/register']!.post!.security).toEqual([]);
+    const tokens: Record<string, string | undefined> = {
+      anonymous: undefined, outsider: cast.outsider.token, member: cast.member.token, manager: cast.manager.token,
+      author: cast.author.token, reader: cast.reader.token, 'oauth-reader': cast.oauthReader.token,
+    };
+    for (const [column, token] of Object.entries(tokens)) {
+      const name = `Matrix app ${column} ${unique()}`;
+      const answer = await fetch(`${app.baseUrl}/oauth/register`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), 'X-Forwarded-For': `203.0.113.${40 + Object.keys(tokens).indexOf(column)}` },
+        body: JSON.stringify({ client_name: name, redirect_uris: ['http://127.0.0.1:8999/cb'], token_endpoint_auth_method: 'none' }),
+      });
+      const body = await answer.json() as { client_id?: string };
+      expect([column, answer.status], JSON.stringify(body)).toEqual([column, 201]);
+      const [stored] = await em().execute<{ owner_id: number | null; registered_dynamically: boolean; confidential: boolean }[]>(
+        'select owner_id, registered_dynamically, confidential from oauth_clients where client_id = ?', [body.client_id]);
+      expect([column, stored]).toEqual([column, { owner_id: null, registered_dynamically: true, confidential: false }]);
+    }
+  });
+});
