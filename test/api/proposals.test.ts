@@ -263,5 +263,12 @@ describe('attribution: what an app makes says "via <app>"', () => {
     expect(history.status).toBe(200);
     expect(history.text).toContain('via Helpful Bot');
     expect(history.text.match(/via Helpful Bot/g)).toHaveLength(1);
+    // and the views of the issue and the request it made, and of the comment on the page
+    for (const made of [issue.body, request.body]) {
+      const shown = await browser.get(new URL(made.html_url as string).pathname);
+      expect([made.html_url, shown.status]).toEqual([made.html_url, 200]);
+      expect(shown.text).toContain('via Helpful Bot');
+    }
+    expect((await browser.get(`/${s.team.name}/attributed/${page.id}`)).text).toContain('via Helpful Bot');
   });
 });

@@ -4,7 +4,7 @@ import { noteName } from '../../notes/note.presenter.ts';
 import { html, trusted, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
-import { list, pager, stored, userLink, when } from './parts.ts';
+import { list, pager, stored, userLink, viaBadge, when } from './parts.ts';
 import { seg } from './view.ts';
 import type { View } from './view.ts';
 
@@ -23,7 +23,7 @@ const historyUrl = (page: Page | PageSummary) => `${page.html_url}/histories`;
 /** " merged with version N" beside a version merge-on-write saved from base N; nothing for any other version. */
 function mergedBadge(locale: Locale, version: Pick<PageVersion, 'merged_from_base' | 'via'>): Renderable {
   const merged = version.merged_from_base === null ? '' : html` <span class="badge">${locale.t.mergedWith(version.merged_from_base)}</span>`;
-  return version.via ? html`${merged} <span class="badge">${locale.t.via(version.via.name)}</span>` : merged;
+  return html`${merged}${viaBadge(locale, version.via)}`;
 }
 
 export async function pageView(view: View, team: string, note: string, pageId: number) {
@@ -37,7 +37,7 @@ export async function pageView(view: View, team: string, note: string, pageId: n
 <div class="content">${stored(page.content)}</div></article>
 <nav class="card" aria-label="${t.children}"><h2>${t.children}</h2>${list(view.locale, (page.children ?? []).map((child) => html`<li><a href="${child.html_url}">${child.title}</a></li>`))}</nav>
 <section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}${comment.via ? html` <span class="badge">${view.locale.t.via(comment.via.name)}</span>` : ''}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`);
+    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}${viaBadge(view.locale, comment.via)}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`);
 }
 
 export async function historyView(view: View, team: string, note: string, pageId: number) {

@@ -1,5 +1,5 @@
 // Pieces several views share: a time with its time_ago, a user, a list pager, a log entry or notification line.
-import type { Log, Notification, User } from '../../../../generated/client/types.gen.ts';
+import type { Log, Notification, User, Via } from '../../../../generated/client/types.gen.ts';
 import { sanitizeHtml } from '../../notes/description.ts';
 import { html, trusted, type Html, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
@@ -26,7 +26,7 @@ const target = (item: { request?: Linked; issue?: Linked; page?: Linked; note?: 
 
 export function logLine(locale: Locale, log: Log): Html {
   const link = target(log as never);
-  return html`<li>${when(locale, log.created_at, log.time_ago)} · <a href="${log.user.html_url}">${log.user.username}</a> <span class="badge">${log.type} ${log.action}</span> ${link ? html`<a href="${link.html_url}">${log.title}</a>` : log.title}</li>`;
+  return html`<li>${when(locale, log.created_at, log.time_ago)} · <a href="${log.user.html_url}">${log.user.username}</a>${viaBadge(locale, log.via)} <span class="badge">${log.type} ${log.action}</span> ${link ? html`<a href="${link.html_url}">${log.title}</a>` : log.title}</li>`;
 }
 
 export function notificationLine(locale: Locale, notification: Notification): Html {
@@ -44,4 +44,9 @@ export function list(locale: Locale, items: Html[], className = ''): Renderable 
  */
 export function stored(markup: string): Html {
   return trusted(sanitizeHtml(markup).replace(/<(\/?)h([1-6])>/g, (_tag, slash: string, level: string) => `<${slash}h${Math.min(6, Number(level) + 1)}>`));
+}
+
+/** " via <app>" after who made something through an app (Via); nothing otherwise. */
+export function viaBadge(locale: Locale, via: Via | undefined): Renderable {
+  return via ? html` <span class="badge">${locale.t.via(via.name)}</span>` : '';
 }

@@ -3,7 +3,7 @@ import type { MergeConflict, Request } from '../../../../generated/client/types.
 import { html, trusted } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
-import { stored, userLink, when } from './parts.ts';
+import { stored, userLink, viaBadge, when } from './parts.ts';
 import { seg, type View } from './view.ts';
 
 export async function issueView(view: View, team: string, note: string, index: number) {
@@ -14,10 +14,10 @@ export async function issueView(view: View, team: string, note: string, index: n
   const comments = (await view.run('listIssueComments', 'note', `${apiPath}/comments`, path, { per_page: 100 })).body;
   return view.page({ title: `${issue.title} · ${issue.label}`, crumbs: [...noteCrumbs(issue.note), { label: issue.label }], operation: 'getIssue' }, html`
 <article class="card"><h1>${issue.title} <span class="muted">${issue.label}</span></h1>
-<p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
+<p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)}${viaBadge(view.locale, issue.via)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
 <div class="content">${trusted(issue.description_html)}</div></article>
 <section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`);
+    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)}${viaBadge(view.locale, comment.via)} · ${when(view.locale, comment.created_at)}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`);
 }
 
 function state(locale: Locale, request: Request) {
@@ -43,7 +43,7 @@ export async function requestView(view: View, team: string, note: string, index:
 ${trusted(page.diff)}${page.conflicts.map((item) => conflict(view.locale, item))}</section>`);
   return view.page({ title: `${request.label} · ${request.to_note.title}`, crumbs: [...noteCrumbs(request.to_note), { label: request.label }], operation: 'getRequest' }, html`
 <div class="card"><h1>${request.label}: ${request.from_note.title} → ${request.to_note.title}</h1>
-<p class="meta">${t.by} ${userLink(request.user, view.locale)} · ${when(view.locale, request.created_at)} · ${t.fork}: <a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a> · ${t.into}: <a href="${request.to_note.html_url}">${request.to_note.team.name} / ${request.to_note.title}</a></p>
+<p class="meta">${t.by} ${userLink(request.user, view.locale)}${viaBadge(view.locale, request.via)} · ${when(view.locale, request.created_at)} · ${t.fork}: <a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a> · ${t.into}: <a href="${request.to_note.html_url}">${request.to_note.team.name} / ${request.to_note.title}</a></p>
 <p>${t.state}: ${state(view.locale, request)}</p></div>
 ${pages}`);
 }
