@@ -5,6 +5,7 @@
 // pages, headlessly), the token, then the tools: a write authorization lists and calls the write tools, a read one
 // lists the read tools only. The SDK's provider below only keeps what the SDK hands it and plays the browser. The
 // SDK asks for the scopes the metadata lists (SEP-835); a read authorization is asked for through auth()'s `scope`.
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -12,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationFull, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OAuthClient } from '../../src/modules/oauth/oauth.entity.ts';
+import { AuthorizationCode, OAuthClient, OAuthGrant } from '../../src/modules/oauth/oauth.entity.ts';
 import { PageVersion } from '../../src/modules/pages/page.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { CookieBrowser, givePassword } from '../support/oauth.ts';
@@ -89,6 +90,15 @@ class TestProvider implements OAuthClientProvider {
   }
 }
 
+/** What the server stored of the flow: the app's single code (PKCE challenge, redirect URI, scope) and the user's grant. */
+async function storedFlow(provider: TestProvider) {
+  const em = app.em();
+  const client = await em.findOneOrFail(OAuthClient, { clientId: provider.information!.client_id });
+  const codes = await em.find(AuthorizationCode, { client }, { populate: ['user'] });
+  const grants = await em.find(OAuthGrant, { client }, { populate: ['user'] });
+  return { client, codes, grants };
+}
+
 /** Connects as a new MCP client would: the first attempt ends in the authorization, the second uses the token. */
 async function connectThroughOAuth(provider: TestProvider): Promise<Client> {
   const url = new URL(`${app.baseUrl}/mcp`);
@@ -120,8 +130,9 @@ describe('MCP through OAuth, as an MCP client finds it', () => {
     const answer = await fetch(`${app.baseUrl}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
     expect(answer.status).toBe(401);
     const challenge = answer.headers.get('www-authenticate')!;
+    // the Bearer scheme, and no error: the request carried no token at all (RFC 6750 section 3.1)
+    expect(challenge).toBe(`Bearer resource_metadata="${app.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
     const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
-    expect(metadataUrl).toBe(`${app.baseUrl}/.well-known/oauth-protected-resource/mcp`);
     const resource = await (await fetch(metadataUrl!)).json() as { resource: string; authorization_servers: string[] };
     expect(resource).toMatchObject({ resource: `${app.baseUrl}/mcp`, authorization_servers: [app.baseUrl] });
     const server = await (await fetch(`${resource.authorization_servers[0]}/.well-known/oauth-authorization-server`)).json() as Record<string, unknown>;
@@ -133,10 +144,19 @@ describe('MCP through OAuth, as an MCP client finds it', () => {
     const client = await connectThroughOAuth(provider);
     clients.push(client);
     // what the SDK did, as the server saw it: a registered public app, authorized by the member, with PKCE
-    const registered = await app.em().findOneOrFail(OAuthClient, { clientId: provider.information!.client_id });
-    expect(registered).toMatchObject({ registeredDynamically: true, confidential: false, name: 'SDK client (read write)' });
+    expect(provider.information).toMatchObject({ token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT] });
+    expect(provider.information!.client_secret).toBeUndefined();
+    const { client: registered, codes, grants } = await storedFlow(provider);
+    expect(registered).toMatchObject({ registeredDynamically: true, confidential: false, name: 'SDK client (read write)', redirectUris: [REDIRECT], owner: null });
     expect(registered.authorizedAt).toBeInstanceOf(Date);
+    // PKCE: the code was issued for the S256 challenge of the verifier the SDK kept, and used up by the exchange
     expect(provider.authorizationUrl!.searchParams.get('code_challenge_method')).toBe('S256');
+    const challenge = createHash('sha256').update(provider.verifier).digest('base64url');
+    expect(codes).toHaveLength(1);
+    expect(codes[0]).toMatchObject({ codeChallenge: challenge, codeChallengeMethod: 'S256', redirectUri: REDIRECT, scope: 'write' });
+    expect(codes[0]!.usedAt).toBeInstanceOf(Date);
+    expect(codes[0]!.user.id).toBe(s.member.user.id);
+    expect(grants.map((grant) => [grant.user.id, grant.scope])).toEqual([[s.member.user.id, 'write']]);
     expect(provider.saved).toMatchObject({ token_type: 'Bearer', scope: 'read write' });
 
     const tools = (await client.listTools()).tools.map((tool) => tool.name);
@@ -161,7 +181,10 @@ describe('MCP through OAuth, as an MCP client finds it', () => {
     expect(await auth(provider, { serverUrl, scope: 'read' })).toBe('REDIRECT');
     expect(await auth(provider, { serverUrl, scope: 'read', authorizationCode: provider.code! })).toBe('AUTHORIZED');
     expect(provider.saved).toMatchObject({ scope: 'read' });
-    expect((await app.em().findOneOrFail(OAuthClient, { clientId: provider.information!.client_id })).scope).toBe('read');
+    const { client: registered, codes, grants } = await storedFlow(provider);
+    expect(registered.scope).toBe('read');
+    expect(codes.map((code) => [code.scope, code.codeChallengeMethod, code.usedAt instanceof Date])).toEqual([['read', 'S256', true]]);
+    expect(grants.map((grant) => [grant.user.id, grant.scope])).toEqual([[s.member.user.id, 'read']]);
     const client = new Client({ name: 'notes-oauth-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider }));
     clients.push(client);
