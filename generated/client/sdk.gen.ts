@@ -1961,6 +1961,13 @@ export const listChecks = <ThrowOnError extends boolean = false>(options?: Optio
  * past that bound is judged from the database's statistics of the index where they can tell (read at most a minute
  * before), and counted where they cannot: a word near the bound may be answered either way.
  *
+ * Page size: each note comes with its description (up to 65,536 characters), so a page of results holds no more
+ * notes than the longest description of the result fits in `LIMIT_LIST_TEXT_BYTES` (4 MiB by default, counted
+ * in UTF-8 bytes as stored) times, and never more than `per_page`. That size is the same on every page of one
+ * result, so pages counted by `page` are still contiguous; the `Link` headers carry it as `per_page` (follow them).
+ * With descriptions of usual length it is `per_page` itself. Where the notes are walked (past the bound above), the
+ * longest description of every note the caller may read decides it.
+ *
  */
 export const searchNotes = <ThrowOnError extends boolean = false>(options: Options<SearchNotesData, ThrowOnError>): RequestResult<SearchNotesResponses, SearchNotesErrors, ThrowOnError> => (options.client ?? client).get<SearchNotesResponses, SearchNotesErrors, ThrowOnError>({
     security: [{

@@ -263,6 +263,49 @@ describe('searchNotes', () => {
     expect((await search(outsider, { q: 'pangolin -number' })).body).toEqual([]);
   });
 
+  it('holds at most LIMIT_LIST_TEXT_BYTES of descriptions in a page of results, ranked or walked, with none skipped', async () => {
+    // 30 notes with descriptions of 64K characters of 3 bytes (192 KiB each): 21 of them fit the default 4 MiB
+    const owner = await makeUser(app, 'wide');
+    const wide: number[] = []; // newest first, as the search is asked to order them
+    for (let i = 0; i < 30; i += 1) wide.unshift((await apiNote(owner, 'wide', `Numbat ${i}`, { description: '語'.repeat(65536) })).id);
+    const fits = Math.floor((4 * 1024 * 1024) / (3 * 65536));
+    const readAll = async (query: Record<string, string | number>) => {
+      const seen: number[] = [];
+      const sizes: number[] = [];
+      const totals: string[] = [];
+      let next: URL | undefined = new URL(`http://x/api/v1/search?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
+      while (next) {
+        const answer = await search(outsider, Object.fromEntries(next.searchParams));
+        expect(answer.status).toBe(200);
+        seen.push(...answer.body.map((hit) => hit.id));
+        sizes.push(answer.body.length);
+        totals.push(answer.headers.get('x-total-count') ?? '');
+        const link = /<([^>]+)>; rel="next"/.exec(answer.headers.get('link') ?? '')?.[1];
+        next = link === undefined ? undefined : new URL(link);
+        expect(sizes.length).toBeLessThan(10);
+      }
+      return { seen, sizes, totals };
+    };
+    // ranked: the page size comes down to what fits, the Link headers carry it, every note comes once
+    const ranked = await readAll({ q: 'numbat', per_page: 100, order: '-updated_at' });
+    expect(ranked.sizes).toEqual([fits, 30 - fits]);
+    expect(ranked.seen).toEqual(wide);
+    expect(ranked.totals).toEqual(['30', '30']);
+    // a client that counts pages by the page size it asked for gets the same pages (the size is the result's)
+    expect((await search(outsider, { q: 'numbat', per_page: 100, page: 2, order: '-updated_at' })).body.map((hit) => hit.id)).toEqual(wide.slice(fits));
+    // small pages asked for are kept
+    expect((await search(outsider, { q: 'numbat', per_page: 5, order: '-updated_at' })).body).toHaveLength(5);
+    // walked (more than BIG_RESULT documents match): the same cut
+    await app.em().execute(`insert into pages (note_id, parent_id, position, title, content, created_at, updated_at)
+      select (?::int[])[1 + g % 30], null, g, 'numbat ' || g, '<p>a numbat burrow ' || g || '</p>', now(), now()
+        from generate_series(1, ?) g`, [`{${wide.join(',')}}`, BIG_RESULT + 100]);
+    await reindex(app.em());
+    const walked = await readAll({ q: 'numbat', per_page: 100, order: '-updated_at' });
+    expect(walked.sizes).toEqual([fits, 30 - fits]);
+    expect(walked.seen).toEqual(wide);
+    expect(walked.totals).toEqual([String(fits + 1), '30']); // the walk's total: a lower bound, one past the page
+  });
+
   it('settles from the column statistics whether a word has few or many candidates, and counts where they cannot say', async () => {
     // after the big result above: reindex ran ANALYZE; `pangolin` is in nearly every document, `quokka` in a few
     const em = app.em();

@@ -34,17 +34,20 @@ export const searchOperations = {
       kind: query.type === undefined || query.type === 'all' ? undefined : query.type,
       noteId: query.note_id,
       order: query.order ?? 'relevance',
-      limit: page.perPage,
-      offset: page.offset,
+      perPage: page.perPage,
+      page: page.page,
+      textBytes: context.config.limits.listTextBytes,
     }, context.log);
-    const list = listPlace(page, hits.total);
+    // the page size the result allows (its notes' descriptions fit LIMIT_LIST_TEXT_BYTES), which the Link headers carry
+    const list = listPlace({ ...page, perPage: hits.perPage }, hits.total);
     if (hits.notes.length === 0) return answerWith([], { list });
     const unloaded = hits.notes.filter((hit) => hit.note === undefined).map((hit) => hit.noteId);
     const found = [...hits.notes.flatMap((hit) => hit.note ?? []), ...await notesByIds(context.em, unloaded)];
     const byId = new Map(found.map((note) => [note.id, note]));
     // a note deleted between the two statements is left out
     const listed = hits.notes.filter((hit) => byId.has(hit.noteId));
-    // each note is sent with its description (up to 64K characters): many at once wait their turn (answer-gate.ts)
+    // each note is sent with its description (up to 64K characters; the page holds at most LIMIT_LIST_TEXT_BYTES of
+    // them): many such pages at once wait their turn (answer-gate.ts)
     await context.admit(found.reduce((total, note) => total + Buffer.byteLength(note.description ?? '', 'utf8'), 0));
     const views = await loadNoteViews(readerOf(context), listed.map((hit) => byId.get(hit.noteId)!));
     return answerWith(views.map((view, index) => ({

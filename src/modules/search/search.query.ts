@@ -29,8 +29,10 @@ export type SearchRequest = {
   kind: DocumentKind | undefined;
   noteId: number | undefined;
   order: SearchOrder;
-  limit: number;
-  offset: number;
+  /** The page size asked for, the page (1-based), and the text one page of results may carry (LIMIT_LIST_TEXT_BYTES). */
+  perPage: number;
+  page: number;
+  textBytes: number;
 };
 
 /** One matched document of a listed note. */
@@ -50,10 +52,12 @@ export type MatchRow = {
 };
 
 /**
- * `bounded`: more than BIG_RESULT documents matched; `total` is then a lower bound (see above). `note`: the note with
+ * `bounded`: more than BIG_RESULT documents matched; `total` is then a lower bound (see above). `perPage`: how many
+ * notes each page of this result holds (at most the size asked for: fewer when their descriptions are long, see
+ * search.repository.ts). `note`: the note with
  * its team, where the search loaded them (this one does; the caller loads any it leaves out).
  */
-export type SearchHits = { total: number; bounded: boolean; notes: { noteId: number; note?: Note | undefined; matches: MatchRow[] }[] };
+export type SearchHits = { total: number; bounded: boolean; perPage: number; notes: { noteId: number; note?: Note | undefined; matches: MatchRow[] }[] };
 
 /** The window as sent (one character more than WINDOW_LENGTH when the text goes on), cut to its length. */
 function windowOf(text: string): { window: string; cutAfter: boolean } {
@@ -74,8 +78,9 @@ export async function searchIndex(em: EntityManager, callerId: number, request: 
     tokens: query.tokens,
     kind: request.kind ?? null,
     noteId: request.noteId ?? null,
-    limit: request.limit,
-    offset: request.offset,
+    perPage: request.perPage,
+    page: request.page,
+    textBytes: request.textBytes,
     terms: query.terms,
     wordTokens: query.wordTokens,
     excluded: query.excluded,
@@ -108,5 +113,5 @@ export async function searchIndex(em: EntityManager, callerId: number, request: 
       commentOn: row.comment_on,
     });
   }
-  return { total: Number(rows[0]?.total ?? 0), bounded: rows[0]?.bounded === true, notes };
+  return { total: Number(rows[0]?.total ?? 0), bounded: rows[0]?.bounded === true, perPage: rows[0]?.per_page ?? request.perPage, notes };
 }

@@ -148,12 +148,19 @@ export async function readTokenStats(em: EntityManager): Promise<TokenStatsRow |
 type Shape = { terms: number; excluded: number };
 
 /**
- * The statement of a shape, branch and order. Parameters: $1 caller, $2 tokens, $3 kind, $4 note id, $5 limit, $6 offset,
- * then (ranked only) $7 whether to count the candidates first, then the terms, (ranked only) their
- * whole-word tokens, the excluded terms.
+ * The statement of a shape, branch and order. Parameters: $1 caller, $2 tokens, $3 kind, $4 note id, $5 the page size
+ * asked for, $6 the page (1-based), $7 the text a page of results may carry (LIMIT_LIST_TEXT_BYTES), then (ranked only)
+ * $8 whether to count the candidates first, then the terms, (ranked only) their whole-word tokens, the excluded terms.
+ *
+ * The page size: each listed note is sent with its description (up to 64K characters, 256 KiB as UTF-8), so a page
+ * of results holds at most as many notes as the widest description of the whole result fits in $7 times, and never
+ * more than $5 (`sized`, answered as `per_page`). It is one size for every page of the result, so the pages are still
+ * cut by offset and the Link headers, which carry it, lead through all of them with none skipped. The walked branch
+ * takes the widest description of every note the caller may read (it does not know its whole result): the sizes are
+ * read from the values' headers, not from the texts.
  */
 function searchSql({ terms, excluded }: Shape, branch: Branch, order: SearchOrder, noteColumns: string): string {
-  const first = branch === 'ranked' ? 8 : 7;
+  const first = branch === 'ranked' ? 9 : 8;
   const term = (i: number) => `$${first + i}::text`;
   const word = (i: number) => `$${first + terms + i}::int`;
   // whole-word tokens rank (the ranked branch only: the walk does not score)
@@ -183,6 +190,8 @@ function searchSql({ terms, excluded }: Shape, branch: Branch, order: SearchOrde
     title: 'lower(n.title) asc, ',
   };
   const noteOrder = `${primary[order]}n.updated_at desc, n.id desc`;
+  const perPage = (widest: string) => `least($5::int, greatest(1, $7::bigint / greatest(1, coalesce(max(${widest}), 0))))::int`;
+  const offset = '(select per from sized)::bigint * ($6::bigint - 1)';
   // a matched document's window of text: from WINDOW_BEFORE characters before the first match (or the start), one
   // character more than WINDOW_LENGTH, which says whether the text goes on (cheaper than the length of the text)
   const start = `(select case when f.at = 0 then 1 else greatest(1, f.at - ${WINDOW_BEFORE}) end
@@ -190,9 +199,9 @@ function searchSql({ terms, excluded }: Shape, branch: Branch, order: SearchOrde
   const shownColumns = `d.kind, d.object_id, d.title, d.page_id, d.issue_id, w.start, substr(d.body, w.start, ${WINDOW_LENGTH + 1}) as "window"`;
   const shownAndCounted = branch === 'ranked'
     ? `probe as materialized (
-  -- $7: the statistics could not settle that there are few candidates (search.stats.ts): count them, up to one past
+  -- $8: the statistics could not settle that there are few candidates (search.stats.ts): count them, up to one past
   -- the bound; past it, nothing more is done here (the caller walks instead)
-  select case when $7::boolean
+  select case when $8::boolean
               then (select count(*) from (select 1 from search_documents d where ${matching} limit ${BIG_RESULT + 1}) x)
               else 0 end as found
 ),
@@ -220,9 +229,12 @@ listed as (
   select x.note_id, row_number() over (order by ${noteOrder}) as position
     from noted x join notes n on n.id = x.note_id
 ),
+sized as (
+  select ${perPage('octet_length(n.description)')} as per from noted x join notes n on n.id = x.note_id
+),
 shown as (
   select l.note_id, l.position, r.place, r.kind, r.object_id
-    from (select note_id, position from listed order by position limit $5 offset $6) l
+    from (select note_id, position from listed order by position limit (select per from sized) offset ${offset}) l
     join ranked r on r.note_id = l.note_id and r.place <= ${MATCHES_PER_NOTE}
 ),
 located as (
@@ -231,9 +243,13 @@ located as (
     cross join lateral (select ${start} as start) w
 ),
 counted as (
-  select (select count(*) from noted) as total, (select found from probe) > ${BIG_RESULT} as bounded
+  select (select count(*) from noted) as total, (select found from probe) > ${BIG_RESULT} as bounded,
+         (select per from sized) as per_page
 )`
-    : `walked as (
+    : `sized as (
+  select ${perPage('octet_length(n.description)')} as per from notes n ${readable}
+),
+walked as (
   select o.id as note_id, o.position, f.kinds, f.ids, f.titles, f.pages, f.issues, f.starts, f.windows
     from (select n.id, row_number() over (order by ${noteOrder}) as position
             from notes n
@@ -252,20 +268,20 @@ counted as (
    ) f
    where f.ids is not null
    order by o.position
-   limit $5 + 1 offset $6
+   limit (select per from sized) + 1 offset ${offset}
 ),
 located as (
   select w.position, m.place, w.note_id, m.kind, m.object_id, m.title, m.page_id, m.issue_id, m.start, m."window"
-    from (select * from walked order by position limit $5) w
+    from (select * from walked order by position limit (select per from sized)) w
     cross join lateral unnest(w.kinds, w.ids, w.titles, w.pages, w.issues, w.starts, w.windows)
       with ordinality as m(kind, object_id, title, page_id, issue_id, start, "window", place)
 ),
 counted as (
-  select $6 + (select count(*) from walked) as total, true as bounded
+  select ${offset} + (select count(*) from walked) as total, true as bounded, (select per from sized) as per_page
 )`;
   return `
 with ${shownAndCounted}
-select k.total, k.bounded, o.note_id, o.kind, o.object_id, o.title,
+select k.total, k.bounded, k.per_page, o.note_id, o.kind, o.object_id, o.title,
        o."window", o.start > 1 as cut_before,
        coalesce(o.page_id, c.page_id) as page_id, i.index as issue_index, c.type as comment_on,
        ${noteColumns}
@@ -307,6 +323,8 @@ function statementFor(em: EntityManager, shape: Shape, branch: Branch, order: Se
 export type SearchRow = Record<string, unknown> & {
   total: string | number;
   bounded: boolean;
+  /** How many notes a page of this result holds (the statement's `sized`). */
+  per_page: number;
   note_id: number | null;
   kind: DocumentKind;
   object_id: number;
@@ -324,15 +342,17 @@ export type SearchParameters = {
   tokens: readonly number[];
   kind: DocumentKind | null;
   noteId: number | null;
-  limit: number;
-  offset: number;
+  /** The page size asked for, the page (1-based), and the text one page of results may carry. */
+  perPage: number;
+  page: number;
+  textBytes: number;
   terms: readonly string[];
   /** Per term, its whole-word token (0: none), which ranks higher. */
   wordTokens: readonly number[];
   excluded: readonly string[];
 };
 
-const common = (p: SearchParameters) => [p.callerId, `{${p.tokens.join(',')}}`, p.kind, p.noteId, p.limit, p.offset];
+const common = (p: SearchParameters) => [p.callerId, `{${p.tokens.join(',')}}`, p.kind, p.noteId, p.perPage, p.page, p.textBytes];
 const shapeOf = (p: SearchParameters): Shape => ({ terms: p.terms.length, excluded: p.excluded.length });
 
 /**
