@@ -17,12 +17,11 @@
 #                           Under sustained load the heap fills with garbage up to this ceiling before V8 collects
 #                           it, so the ceiling, not the live objects, sets the resident memory (docs/speed.md). It
 #                           must hold the server's own live objects, the caches (CACHE_BYTES in all, counted by what
-#                           they keep alive), a few page writes at once (each holds a few copies of its page, up to
-#                           LIMIT_PAGE_CONTENT_BYTES) and the large answers being built (LIMIT_LARGE_ANSWERS at a
-#                           time, each of LIMIT_LIST_TEXT_BYTES of text): the ceiling below holds the defaults;
-#                           lower ones did not always (the server died of an exhausted heap serving the worst-case
-#                           lists of test/api/answer-size.test.ts; docs/speed.md, Memory, has the figures). Raise it
-#                           with any of them.
+#                           they keep alive) and the text being built into answers and page writes at once (one
+#                           budget of LIMIT_LARGE_ANSWERS x LIMIT_LIST_TEXT_BYTES, src/http/answer-gate.ts, each
+#                           byte of it held a few times over while it is built): the ceiling below holds the
+#                           defaults with the worst case of test/api/answer-size.test.ts (docs/speed.md, Memory, has
+#                           the figures). Raise it with any of them.
 # Override any of them from the environment: NODE_SERVER_FLAGS replaces the Node flags.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -31,4 +30,4 @@ export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-1048576}"
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/.tmp/compile-cache}"
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 # shellcheck disable=SC2086 # the flags are words
-exec node ${NODE_SERVER_FLAGS:---max-semi-space-size=2 --max-old-space-size=128} src/server.ts "$@"
+exec node ${NODE_SERVER_FLAGS:---max-semi-space-size=2 --max-old-space-size=104} src/server.ts "$@"

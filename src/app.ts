@@ -53,7 +53,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   const urls = createUrls(config.publicUrl);
   subscribeAll(urls);
   const memory = createMemory(changes, config.cacheBytes);
-  const answers = new AnswerGate(config.limits.largeAnswers);
+  // text being built into answers at once: LIMIT_LARGE_ANSWERS full pages of results of a list of long texts
+  const answers = new AnswerGate(config.limits.largeAnswers * config.limits.listTextBytes);
   // the change stream of this process (GET /api/v1/events); server.ts and the tests end it with `eventHubOf(app)`
   const events = new EventHub(orm.em.fork(), changes, urls, logger, config.events);
   app.locals.events = events;

@@ -88,7 +88,10 @@ export type Limits = {
    * hold such text ends its page of results early instead (pagination.ts, `budgetedPage`).
    */
   listTextBytes: number;
-  /** Answers of 1 MiB of text or more built at once; more wait their turn (http/answer-gate.ts). */
+  /**
+   * How many full pages of results (listTextBytes of text each) may be built at once: answers of 256 KiB of text or
+   * more share that budget by their size, and wait their turn past it (http/answer-gate.ts).
+   */
   largeAnswers: number;
 };
 
@@ -202,7 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
       listTextBytes: integer(env, 'LIMIT_LIST_TEXT_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
-      largeAnswers: integer(env, 'LIMIT_LARGE_ANSWERS', 2, 1, 1000),
+      largeAnswers: integer(env, 'LIMIT_LARGE_ANSWERS', 1, 1, 1000),
     },
     metricsToken: metricsToken(env.METRICS_TOKEN),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),

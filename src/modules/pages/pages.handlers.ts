@@ -5,6 +5,7 @@ import type { Actor } from '../events/domain-events.ts';
 import { proposePageWrite, type ProposalResult } from '../requests/proposals.ts';
 import { defineOperation, noContent, readerOf, type HandlerContext } from '../../http/handler.ts';
 import { answerWith, type Answer } from '../../http/answer.ts';
+import { WAIT_FROM_BYTES } from '../../http/answer-gate.ts';
 import { pageCaching } from '../../cache/caching.ts';
 import type { PageScope } from '../access/scope.ts';
 import type { Note } from '../notes/note.entity.ts';
@@ -38,11 +39,13 @@ export async function answerPage(context: HandlerContext, note: Note, page: Page
 
 /**
  * A write of a large page answers the page with its content, and holds a few copies of it while it is written and
- * answered: like the answers of lists of long texts, it waits for one of LIMIT_LARGE_ANSWERS slots (answer-gate.ts),
- * so many writers of 1 MiB pages at once cost the memory of a few.
+ * answered; a read of one holds a few while it is answered: like the answers of lists of long texts, they wait for
+ * their share of the text being built at once (answer-gate.ts), so many readers or writers of large pages at once
+ * cost the memory of a few.
  */
-async function admitWrite(context: HandlerContext, content: string | undefined): Promise<void> {
-  if (content !== undefined) await context.admit(Buffer.byteLength(content, 'utf8'));
+async function admitText(context: HandlerContext, content: string | undefined): Promise<void> {
+  // a text shorter than a third of the gate's threshold is below it in UTF-8 too: not measured
+  if (content !== undefined && content.length * 3 >= WAIT_FROM_BYTES) await context.admit(Buffer.byteLength(content, 'utf8'));
 }
 
 /** The caller's app, when it only proposes changes (`writes: proposals`): its page writes go to proposals.ts. */
@@ -61,7 +64,7 @@ async function answerProposal(context: HandlerContext, written: ProposalResult):
 async function update(context: HandlerContext, scope: PageScope, body: PageUpdateInput, query: { on_conflict?: OnConflict }, ifMatch: string | undefined) {
   const { base_version: baseVersion, ...changes } = body.page;
   checkContentSize(changes.content, context.config.limits);
-  await admitWrite(context, changes.content);
+  await admitText(context, changes.content);
   const app = proposingApp(context);
   if (app) {
     // the original is not written: its ETag and base only have to name what it has (the request shows the rest)
@@ -107,12 +110,14 @@ export const pageOperations = {
   }),
 
   /** Kept in memory while nothing it shows has changed (src/cache/caching.ts, `pageCaching`). */
-  getPage: defineOperation('getPage', { scope: 'page', action: 'note.read', cache: pageCaching }, async (_input, scope, context) =>
-    answerWith(presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls), { etag: pageEtag(scope.page) })),
+  getPage: defineOperation('getPage', { scope: 'page', action: 'note.read', cache: pageCaching }, async (_input, scope, context) => {
+    await admitText(context, scope.page.content);
+    return answerWith(presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls), { etag: pageEtag(scope.page) });
+  }),
 
   createPage: defineOperation('createPage', { scope: 'note', action: 'note.edit' }, async ({ body }, scope, context) => {
     checkContentSize(body.page.content, context.config.limits);
-    await admitWrite(context, body.page.content);
+    await admitText(context, body.page.content);
     const app = proposingApp(context);
     if (app) return answerProposal(context, await proposePageWrite(context.em, app, scope, { kind: 'create', page: body.page }, context.config.limits, context.urls));
     const page = await createPage(context.em, actorOf(scope.caller), scope.note, body.page, context.config.limits);
