@@ -34,11 +34,15 @@ generate: install
 	npm run -s generate
 
 ## make docs: build the self-contained API reference into docs/index.html (not committed; `make run` and
-## `make test` build it when it is missing or older than generated/openapi.json, redocly.yaml or the lock file, which
-## pins redocly: so it is never stale, and a fresh one is not rebuilt)
+## `make test` build it when it is missing or older than what it is made from: generated/openapi.json, the scripts
+## that add the code samples (docs/openapi.docs.json, the document it is built from) and keep it offline,
+## redocly.yaml, and the lock file, which pins redocly: so it is never stale, and a fresh one is not rebuilt)
 docs: docs/index.html
 
-docs/index.html: generated/openapi.json redocly.yaml package-lock.json | node_modules/.package-lock.json
+DOCS_INPUTS := generated/openapi.json scripts/code-samples.ts scripts/lib/code-samples.ts scripts/docs-offline.ts \
+	redocly.yaml package-lock.json
+
+docs/index.html: $(DOCS_INPUTS) | node_modules/.package-lock.json
 	npm run -s docs
 
 lint: install
