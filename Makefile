@@ -25,7 +25,8 @@ test: install docs
 	bash scripts/run-tests.sh $(ARGS)
 
 ## make test-fast: the loop while editing: typecheck, then the PGlite pass without fuzzing, crash, answer-size, browser,
-## memory and two-process files (no lint, no PostgreSQL pass). `make test` stays the whole truth, and CI runs it.
+## memory, two-process and code-sample files (no lint, no PostgreSQL pass). `make test` stays the whole truth, and CI
+## runs it.
 test-fast: install docs
 	bash scripts/run-tests.sh --fast $(ARGS)
 

@@ -7,8 +7,8 @@
 #      throw-away PostgreSQL 15 server started here and always stopped and deleted.
 # Extra arguments are passed to vitest in both passes (e.g. a file filter).
 # `--fast` first (`make test-fast`, the loop while editing): the typecheck, then the PGlite pass without the heavy
-# files (fuzzing, crash, answer size, the browser, several processes, memory); no lint, no PostgreSQL pass. It is not
-# the whole truth: `make test` is, and CI runs that.
+# files (fuzzing, crash, answer size, the browser, several processes, memory, code samples); no lint, no PostgreSQL
+# pass. It is not the whole truth: `make test` is, and CI runs that.
 # The last line printed is always `N passed, N failed, N skipped` (both passes and
 # the static checks); the exit status is non-zero if anything failed or a pass
 # could not run. Without PostgreSQL the postgres pass is skipped with a NOTICE,
@@ -31,10 +31,11 @@ if [[ ${1:-} == --fast ]]; then
   STATIC_CHECKS=("typecheck|npm run -s typecheck")
 fi
 VITEST_ARGS=("$@")
-# the files `--fast` leaves out: each starts servers as processes, fuzzes for a while, or drives a browser
+# the files `--fast` leaves out: each starts servers as processes, fuzzes for a while, drives a browser, or runs
+# every code sample of the API reference with curl and node (about a minute)
 HEAVY_FILES=(
   test/api/fuzz.test.ts test/api/fuzz-outside-api.test.ts test/api/crash.test.ts test/api/two-processes.test.ts
-  test/api/answer-size.test.ts test/api/attachment-memory.test.ts 'test/browser/**'
+  test/api/answer-size.test.ts test/api/attachment-memory.test.ts test/api/code-samples.test.ts 'test/browser/**'
 )
 if [[ $FAST -eq 1 ]]; then
   for file in "${HEAVY_FILES[@]}"; do VITEST_ARGS+=(--exclude "$file"); done
