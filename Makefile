@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: run test test-fast generate docs lint typecheck bench statements install clean-data
+.PHONY: run test test-fast generate docs sdk lint typecheck bench statements install clean-data
 
 # A recipe that fails deletes its half-made target (docs/index.html), so the next run builds it again.
 .DELETE_ON_ERROR:
@@ -45,6 +45,11 @@ DOCS_INPUTS := generated/openapi.json scripts/code-samples.ts scripts/lib/code-s
 
 docs/index.html: $(DOCS_INPUTS) | node_modules/.package-lock.json
 	npm run -s docs
+
+## make sdk: the SDK as an installable package (dist/notes-service-sdk-<version>.tgz): the generated client and the
+## helpers in sdk/src, compiled with their types; sdk/README.md says how to use it
+sdk: install
+	node scripts/build-sdk.ts
 
 lint: install
 	npm run -s lint
