@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import type { User } from '../users/user.entity.ts';
+import { appOfToken } from './auth.repository.ts';
 import { Token, type TokenScope } from './token.entity.ts';
 import type { AppWrites } from '../oauth/oauth.entity.ts';
 import type { Via } from '../events/domain-events.ts';
@@ -45,8 +46,8 @@ export async function findUsableToken(em: EntityManager, hash: string): Promise<
 
 /** The app with this id: how it writes, and what its writes are attributed to (null: deleted meanwhile, its tokens with it). */
 export async function clientOfToken(em: EntityManager, clientId: number): Promise<{ writes: AppWrites; via: Via } | null> {
-  const [row] = await em.execute<{ writes: AppWrites; client_id: string; name: string }[]>('select writes, client_id, name from oauth_clients where id = ?', [clientId]);
-  return row ? { writes: row.writes, via: { clientId: row.client_id, name: row.name } } : null;
+  const row = await appOfToken(em, clientId);
+  return row ? { writes: row.writes as AppWrites, via: { clientId: row.client_id, name: row.name } } : null;
 }
 
 export function looksLikeToken(value: string): boolean {

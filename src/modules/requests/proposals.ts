@@ -26,30 +26,15 @@ import { Team } from '../teams/team.entity.ts';
 import { createFork } from './forks.service.ts';
 import { MergeRequest, MergeRequestPage } from './merge-request.entity.ts';
 import { pullFork } from './pull.service.ts';
+import { findForkRow, latestVersionId, lockProposals, saveForkRow, setForkRequest } from './proposals.repository.ts';
 import { proposedVersionRows } from './requests.repository.ts';
 import { addProposedVersion, createRequest, requestPagePath } from './requests.service.ts';
-
-/** The advisory lock space of proposal writes (two-key form; the change log's writers use 20). */
-const PROPOSALS_LOCK_CLASS = 21;
 
 export type ProposalTarget = { note: Note; team: Team };
 export type ProposalWrite =
   | { kind: 'create'; page: NewPage }
   | { kind: 'update'; page: Page; changes: PageChanges };
 export type ProposalResult = { fork: Note; page: Page; proposal: PageProposal };
-
-type ForkRow = { id: number; fork_id: number; request_id: number | null };
-
-/** The app's fork row for this user and note; or, when `note` is itself such a fork of the app and user, its row. */
-async function findForkRow(em: EntityManager, clientId: number, userId: number, noteId: number): Promise<(ForkRow & { note_id: number }) | undefined> {
-  const rows = await em.execute<(ForkRow & { note_id: number })[]>(
-    `select id, note_id, fork_id, request_id from proposal_forks
-      where client_id = ? and user_id = ? and (note_id = ? or fork_id = ?)
-      order by (fork_id = ?) desc limit 1`,
-    [clientId, userId, noteId, noteId, noteId],
-  );
-  return rows[0];
-}
 
 /** The fork's copy of the original's page, pulling the fork once if it has none yet (a page made after the fork). */
 async function forkCopyOf(tx: EntityManager, actor: Actor, fork: Note, original: Note, originalPageId: number, limits: Limits): Promise<Page> {
@@ -76,8 +61,7 @@ export async function proposePageWrite(
   urls: Urls,
 ): Promise<ProposalResult> {
   return em.transactional(async (tx) => {
-    const key = `${actor.clientId}:${actor.id}:${target.note.forkedFrom?.id ?? target.note.id}`;
-    await tx.execute(`select pg_advisory_xact_lock(${PROPOSALS_LOCK_CLASS}, hashtext(?))`, [key]);
+    await lockProposals(tx, actor.clientId, actor.id, target.note.forkedFrom?.id ?? target.note.id);
     let row = await findForkRow(tx, actor.clientId, actor.id, target.note.id);
     // the original, and whether the write named the fork itself
     const namesFork = row !== undefined && row.fork_id === target.note.id;
@@ -87,15 +71,10 @@ export async function proposePageWrite(
     if (!fork) {
       const home = await tx.findOne(Team, { name: actor.username });
       if (!home) throw unprocessable('unknown_team', `the user's own team "${actor.username}" does not exist`);
-      const [{ name: appName }] = await tx.execute<{ name: string }[]>('select name from oauth_clients where id = ?', [actor.clientId]) as [{ name: string }];
+      // the app's name as the token carried it (auth.ts)
+      const appName = actor.via?.name ?? 'an app';
       fork = await createFork(tx, actor, original, originalTeam, home, { title: `${original.title}: proposals of ${appName}`.slice(0, 255) });
-      const [created] = await tx.execute<ForkRow[]>(
-        `insert into proposal_forks (client_id, user_id, note_id, fork_id) values (?, ?, ?, ?)
-         on conflict (client_id, user_id, note_id) do update set fork_id = excluded.fork_id, request_id = null
-         returning id, fork_id, request_id`,
-        [actor.clientId, actor.id, original.id, fork.id],
-      );
-      row = { ...created!, note_id: original.id };
+      row = await saveForkRow(tx, actor.clientId, actor.id, original.id, fork.id);
     }
     const forkRow = row!;
 
@@ -114,21 +93,21 @@ export async function proposePageWrite(
     }
 
     // the request: this page's latest version added to the open one, or its entry moved to it; else a new one
-    const [latest] = await tx.execute<{ id: number }[]>('select id from page_versions where page_id = ? order by id desc limit 1', [page.id]);
+    const latest = await latestVersionId(tx, page.id);
     let request = forkRow.request_id === null ? null : await tx.findOne(MergeRequest, { id: forkRow.request_id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (request && request.status !== 'opened' && request.status !== 'draft') request = null;
-    if (latest) {
+    if (latest !== undefined) {
       if (request) {
-        const [version] = await proposedVersionRows(tx, [latest.id]);
+        const [version] = await proposedVersionRows(tx, [latest]);
         const entry = await tx.findOne(MergeRequestPage, { request: request.id, fromPage: page.id });
         addProposedVersion(tx, request, fork, version!, await requestPagePath(tx, originalTeam, original, page.id, version!.title), entry ?? undefined);
         await tx.flush();
       } else {
         request = await createRequest(tx, actor, fork, original, originalTeam, {
-          page_versions: [latest.id],
+          page_versions: [latest],
           description: 'Proposed by an app for review: its changes land here, not in the note.',
         });
-        await tx.execute('update proposal_forks set request_id = ? where id = ?', [request.id, forkRow.id]);
+        await setForkRequest(tx, forkRow.id, request.id);
       }
     }
     return {
