@@ -54,7 +54,8 @@ const print = (value) => console.log(JSON.stringify(value));
 `;
 
 beforeAll(async () => {
-  app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_BASE_MS: '1', WEBHOOK_POLL_MS: '20' });
+  // one change stream per token, whose 429 says to retry after the heartbeat (1 s): the SDK meets a real 429
+  app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_BASE_MS: '1', WEBHOOK_POLL_MS: '20', EVENTS_STREAMS_PER_TOKEN: '1', EVENTS_HEARTBEAT_SECONDS: '1' });
   ({ manager, member } = await makeScenario(app, { team: 'kit' }));
   // the package as `make sdk` builds it, installed as a stranger installs it (no registry needed: it depends on nothing)
   const built = await run(nodeBin, [path.join(root, 'scripts', 'build-sdk.ts')], { cwd: root, env: { ...process.env, PATH: `${path.join(root, 'node_modules', '.bin')}:${process.env.PATH}` } });
@@ -187,6 +188,45 @@ print({ got, connections });`, { token: manager.token }, (line) => line === 'REA
     const result = await running;
     expect(result.got).toEqual([2, 3, 4, 5, 6]); // the page was made at version 1
     expect(result.connections).toBeGreaterThanOrEqual(2);
+  });
+
+  it('waits out a 429 of the server as its Retry-After says, then goes on', async () => {
+    const note = await makeNote(app, 'kit', manager.user, { title: 'Busy', slug: 'busy' });
+    const page = await makePage(app, note, manager, { title: 'Busy', content: '<p>0</p>' });
+    // the token's one stream, held by another program: the SDK's stream is refused with 429 until it closes
+    const holder = new AbortController();
+    const held = await fetch(`${app.baseUrl}/api/v1/events`, { headers: { Authorization: `Bearer ${manager.token}`, Accept: 'text/event-stream' }, signal: holder.signal });
+    expect(held.status).toBe(200);
+    let refused!: () => void;
+    const wasRefused = new Promise<void>((resolve) => (refused = resolve));
+    const running = program(`${PRELUDE}
+const statuses = [];
+const counting = (request, init) => fetch(request, init).then((response) => {
+  statuses.push(response.status);
+  if (response.status === 429) console.log('REFUSED ' + response.headers.get('retry-after'));
+  return response;
+});
+const streaming = sdk.createClient({ baseUrl: input.baseUrl, token: input.token, backoffMs: 5, fetch: counting });
+const started = Date.now();
+for await (const event of sdk.events(streaming, { note: 'kit/busy' })) {
+  print({ statuses, type: event.type, waited: Date.now() - started });
+  break;
+}`, { token: manager.token }, (line) => line.startsWith('REFUSED') && refused());
+    await wasRefused;
+    holder.abort();
+    // the held stream is gone once the server sees it closed: write until the SDK's stream, admitted, shows a change
+    let done = false;
+    void running.finally(() => (done = true));
+    for (let v = 1; !done && v < 50; v += 1) {
+      await manager.client.put(`/api/v1/kit/busy/${page.id}`, { json: { page: { content: `<p>${v}</p>` } } });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const result = await running;
+    expect(result.type).toBe('page.updated');
+    expect(result.statuses[0]).toBe(429);
+    expect(result.statuses.at(-1)).toBe(200);
+    // Retry-After: 1 (s) was waited, not the backoff of 5 ms
+    expect(result.waited).toBeGreaterThanOrEqual(900);
   });
 
   it('verifyWebhook accepts a delivery the server signed and refuses it altered or replayed', async () => {
