@@ -10,6 +10,7 @@ import { createClient } from '../../src/modules/oauth/clients.ts';
 import { recordGrant } from '../../src/modules/oauth/model.ts';
 import type { TestApp } from './app.ts';
 import { makeNote, makeTeam, makeUser, uniqueName, type Actor } from './factories.ts';
+import { givePassword } from './oauth.ts';
 
 /** What the world's attachment holds, and what the upload samples send. */
 export const UPLOADED = 'Release checklist\n';
@@ -190,8 +191,10 @@ export const FIXTURES: Record<string, () => Promise<Variables>> = {
   createApp: async () => ({}),
   deleteApp: async () => ({ CLIENT_ID: (await api('POST', '/api/v1/me/apps', { app: { name: 'To delete', redirect_uris: ['https://app.example/cb'] } })).client_id }),
   oauthAuthorize: async () => ({ CLIENT_ID: (await createClient(app.em(), { name: 'Signs in', redirectUris: ['https://app.example/cb'], confidential: true })).client.clientId }),
-  oauthToken: async () => ({}),
-  oauthRevoke: async () => ({ TOKEN: (await issueToken(app.em(), world.alice.user, { scope: 'read', label: 'to revoke through OAuth' })).secret }),
+  // what the password grant takes (a first-party app, alice's password), and an app to revoke as: ready for the
+  // samples these two get once the document requires them (code-samples.test.ts, AWAITING_THE_DOCUMENT)
+  oauthToken: async () => ({ USERNAME: 'alice', PASSWORD: await givePassword(app, world.alice.user, 'a sample password'), CLIENT_ID: await publicApp(true) }),
+  oauthRevoke: async () => ({ TOKEN: (await issueToken(app.em(), world.alice.user, { scope: 'read', label: 'to revoke through OAuth' })).secret, CLIENT_ID: await publicApp(false) }),
   oauthRegister: async () => ({}),
   oauthMetadata: async () => ({}),
   oauthProtectedResource: async () => ({}),
@@ -206,6 +209,10 @@ async function uploadAttachment(): Promise<number> {
   const body = (await response.json()) as { filelink: string };
   if (response.status !== 200) throw new Error(`upload: ${response.status} ${JSON.stringify(body)}`);
   return Number(body.filelink.split('/').pop());
+}
+
+async function publicApp(firstParty: boolean): Promise<string> {
+  return (await createClient(app.em(), { name: 'Command line', redirectUris: ['http://127.0.0.1:9/cb'], confidential: false, firstParty })).client.clientId;
 }
 
 async function grantedApp(): Promise<string> {
