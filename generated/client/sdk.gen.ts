@@ -2362,8 +2362,9 @@ export const oauthProtectedResourceMcp = <ThrowOnError extends boolean = false>(
  * Addition to the contract: the MCP server for AI agents (README, "For AI agents"), served by the same process and
  * built on the official TypeScript SDK. Stateless Streamable HTTP with JSON answers: each POST carries one JSON-RPC
  * message (or a batch) and gets its answer as `application/json` (202 with no body for a notification); no session
- * id, no server-sent stream (GET and DELETE answer 405). Send `Accept: application/json, text/event-stream` as the
- * transport asks.
+ * id, no server-sent stream (GET and DELETE answer 405). MCP clients send `Accept: application/json,
+ * text/event-stream`; since the answer is always JSON, a client that takes JSON alone (`application/json`, `**`)
+ * or sends no `Accept` is answered the same.
  *
  * Authorization: a bearer token in the `Authorization` header only (a personal token, or one issued through
  * `/oauth*`; a token in the URL is refused). Without one, or with one that is unknown, revoked or expired, 401 with

@@ -8843,25 +8843,48 @@ export type OauthAuthorizeResponse = OauthAuthorizeResponses[keyof OauthAuthoriz
 
 export type OauthTokenData = {
     /**
-     * A flat `application/x-www-form-urlencoded` form (or a JSON object of strings), of at most 50 fields and the
-     * server's request body limit (`LIMIT_REQUEST_BODY_BYTES`, 2 MiB by default). No field, and neither part of
-     * HTTP Basic credentials, may hold U+0000 (NUL) or a lone surrogate.
+     * One of the grants, each with the fields it needs (first-party apps' password grant first). Every field
+     * is a string; a field another grant uses is ignored.
      *
      */
     body: {
-        grant_type: 'authorization_code' | 'refresh_token' | 'password';
-        code?: string;
-        redirect_uri?: string;
-        code_verifier?: string;
-        refresh_token?: string;
-        username?: string;
+        grant_type: 'password';
+        /**
+         * The account's username (`login`, as the old iOS app sends it, is taken instead).
+         */
+        username: string;
         /**
          * The same as `username`.
          */
         login?: string;
-        password?: string;
+        password: string;
+        /**
+         * `read` or `read write` (the default).
+         */
         scope?: string;
-        client_id?: string;
+        client_id: string;
+        /**
+         * A confidential app's secret (or HTTP Basic).
+         */
+        client_secret?: string;
+    } | {
+        grant_type: 'authorization_code';
+        code: string;
+        redirect_uri: string;
+        /**
+         * The PKCE verifier, when the code was asked for with a challenge.
+         */
+        code_verifier?: string;
+        client_id: string;
+        client_secret?: string;
+    } | {
+        grant_type: 'refresh_token';
+        refresh_token: string;
+        /**
+         * A narrower scope than the grant's, optionally.
+         */
+        scope?: string;
+        client_id: string;
         client_secret?: string;
     };
     path?: never;
@@ -8930,7 +8953,10 @@ export type OauthRevokeData = {
     body: {
         token: string;
         token_type_hint?: 'access_token' | 'refresh_token';
-        client_id?: string;
+        /**
+         * The app the token was given to (a confidential app may send its credentials as HTTP Basic instead).
+         */
+        client_id: string;
         client_secret?: string;
     };
     path?: never;
@@ -9139,7 +9165,7 @@ export type McpMessageErrors = {
      */
     405: JsonRpcMessage;
     /**
-     * `Accept` does not list both `application/json` and `text/event-stream` (the SDK's transport).
+     * `Accept` takes no JSON (`text/html` alone, say).
      */
     406: JsonRpcMessage;
     /**

@@ -66,6 +66,22 @@ describe('MCP: authorization', () => {
     }
   });
 
+  it('a client that takes JSON alone (or sends no Accept) is answered in JSON; one that takes no JSON gets 406', async () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const send = (accept: string | undefined) => fetch(`${app.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${s.member.token}`, 'Content-Type': 'application/json', ...(accept === undefined ? {} : { Accept: accept }) },
+      body: list,
+    });
+    for (const accept of ['application/json', '*/*', undefined, 'application/json, text/event-stream']) {
+      const answer = await send(accept);
+      expect(answer.status, String(accept)).toBe(200);
+      expect(answer.headers.get('content-type')).toContain('application/json');
+      expect(((await answer.json()) as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(0);
+    }
+    expect((await send('text/html')).status).toBe(406);
+  });
+
   it('a read token lists only the tools that read, and a write tool called anyway is refused as a tool error', async () => {
     const reader = await connect(s.reader);
     const names = (await reader.listTools()).tools.map((tool) => tool.name);

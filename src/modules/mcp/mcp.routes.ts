@@ -140,6 +140,26 @@ function mcpServer(tools: readonly Prepared[], req: Request): Server {
   return server;
 }
 
+/**
+ * The SDK's transport refuses (406) a request whose Accept does not name both `application/json` and
+ * `text/event-stream`, as the MCP specification asks clients to send. This server answers every message with JSON
+ * (`enableJsonResponse`) and never streams, so a client that takes JSON (`application/json`, `application/*`, `*\/*`,
+ * or no Accept at all: plain curl and fetch) is answered too: its Accept is completed before the transport reads it.
+ * A client that takes no JSON still gets the 406.
+ */
+function acceptJsonAnswers(req: Request): void {
+  const accept = req.headers.accept;
+  if (accept !== undefined && !/(^|,)\s*(application\/json|application\/\*|\*\/\*)\s*(;|,|$)/i.test(accept)) return;
+  if (accept !== undefined && /text\/event-stream/i.test(accept) && /application\/json/i.test(accept)) return;
+  const complete = 'application/json, text/event-stream';
+  req.headers.accept = complete;
+  // the transport reads the headers as the node adapter builds them, from the raw list
+  const raw = req.rawHeaders;
+  const at = raw.findIndex((name, index) => index % 2 === 0 && name.toLowerCase() === 'accept');
+  if (at >= 0) raw[at + 1] = complete;
+  else raw.push('Accept', complete);
+}
+
 export function mcpRoutes({ config, urls }: AppServices): express.Router {
   const resource = `${urls.base}${MCP_PATH}`;
   const metadataUrl = `${urls.base}${METADATA_PATH}${MCP_PATH}`;
@@ -166,6 +186,7 @@ export function mcpRoutes({ config, urls }: AppServices): express.Router {
     return bearer(req, _res, next);
   };
   const serve: RequestHandler = async (req: Request, res: Response) => {
+    acceptJsonAnswers(req);
     const server = mcpServer(tools, req);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
