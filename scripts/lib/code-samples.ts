@@ -57,6 +57,8 @@ export type CodeSample = { lang: 'bash' | 'typescript'; label: 'curl' | 'curl (f
 
 export const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 export const TOKEN_VARIABLE = 'NOTES_TOKEN';
+/** The SDK package the TypeScript samples import (`make sdk`, sdk/README.md). */
+export const SDK_PACKAGE = '@notes-service/sdk';
 
 /** A value the reader supplies: a shell variable in the samples. */
 class Variable {
@@ -109,8 +111,8 @@ export function withCodeSamples(document: OpenApiDocument): OpenApiDocument {
 const INTRODUCTION = `## Code samples
 
 Every operation shows how to call it with \`curl\` (and with a form body, for the operations that take one, as older
-clients send it) and with the TypeScript SDK generated from this document (\`generated/client\`; the samples import
-it from the root of a checkout and run with \`node sample.ts\`). They are made from this document by
+clients send it) and with the TypeScript SDK, \`@notes-service/sdk\` (built from this document by \`make sdk\`;
+install its tarball and run a sample with \`node sample.ts\`). They are made from this document by
 \`scripts/code-samples.ts\`, and a test runs every one of them against a live server. What a sample cannot know is a
 shell variable, which the TypeScript samples read from the environment: \`$NOTES_TOKEN\` (a token), each path
 parameter in capitals (\`{team}\` is \`$TEAM\`, \`{page}\` is \`$PAGE\`), the ids a body names (\`page[parent]\` is
@@ -354,11 +356,10 @@ function typescript(request: Request, operationId: string): string {
   if (request.binaryAnswer) options.push(`parseAs: 'blob'`);
   options.push('throwOnError: true');
   const uploads = request.body !== undefined && formFields(request.body.value).some(([, field]) => field instanceof Variable && field.kind === 'file');
-  const auth = request.authenticated ? `, auth: () => process.env.${TOKEN_VARIABLE}` : '';
+  const auth = request.authenticated ? `, token: process.env.${TOKEN_VARIABLE}` : '';
   return [
     ...(uploads || request.binaryAnswer ? [`import { ${uploads ? 'openAsBlob' : 'writeFileSync'} } from 'node:fs';`] : []),
-    `import { createClient } from './generated/client/client/index.ts';`,
-    `import { ${operationId} } from './generated/client/index.ts';`,
+    `import { createClient, ${operationId} } from '${SDK_PACKAGE}';`,
     '',
     `const client = createClient({ baseUrl: ${tsString(request.baseUrl)}${auth} });`,
     `const { data } = await ${operationId}({`,

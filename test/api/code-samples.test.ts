@@ -4,7 +4,7 @@
 // the server's address in place of http://localhost:3000:
 //   - curl samples run through bash and the real curl; the answer must have a success status the document lists for
 //     the operation, and a JSON answer must match the document's schema for that status;
-//   - TypeScript samples are written to a scratch folder (whose `generated` is this checkout's) and run as modules,
+//   - TypeScript samples (importing the SDK package, here this checkout's SDK) are written to a scratch folder and run as modules,
 //     as `node sample.ts` runs them, in one Node process (test/support/code-sample-runner.ts); they throw on an
 //     error status. All of them are also type-checked with tsc.
 // Each run gets objects of its own where the sample changes or deletes something (FIXTURES in
@@ -13,14 +13,15 @@
 // operations whose samples the document cannot make work yet are named with the reason (AWAITING_THE_DOCUMENT)
 // and must still fail. Heavy (about a minute): left out of `make test-fast`.
 import { execFile, fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeSamples, variablesOf, type CodeSample, type OpenApiDocument, type Operation } from '../../scripts/lib/code-samples.ts';
+import { codeSamples, SDK_PACKAGE, variablesOf, type CodeSample, type OpenApiDocument, type Operation } from '../../scripts/lib/code-samples.ts';
 import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { FIXTURES, makeSampleWorld, type Variables, type World } from '../support/code-sample-world.ts';
@@ -107,8 +108,13 @@ async function runTypeScript(sample: CodeSample, variables: Variables, name: str
 
 beforeAll(async () => {
   scratch = mkdtempSync(path.join(tmpdir(), 'notes-code-samples-'));
-  // the TypeScript samples import ./generated/client/... from the root of a checkout: this one
-  symlinkSync(path.join(root, 'generated'), path.join(scratch, 'generated'));
+  // the TypeScript samples import the SDK package by its name: here it is this checkout's SDK, the modules `make sdk`
+  // packs (sdk/src and generated/client), as they are (test/sdk/sdk-package.test.ts installs the packed tarball);
+  // Node strips types outside node_modules only, so the package's entry re-exports the checkout's files
+  const sdk = path.join(scratch, 'node_modules', ...SDK_PACKAGE.split('/'));
+  mkdirSync(sdk, { recursive: true });
+  writeFileSync(path.join(sdk, 'package.json'), JSON.stringify({ name: SDK_PACKAGE, type: 'module', exports: './index.js' }));
+  writeFileSync(path.join(sdk, 'index.js'), `export * from ${JSON.stringify(pathToFileURL(path.join(root, 'sdk', 'src', 'index.ts')).href)};\n`);
   writeFileSync(path.join(scratch, 'package.json'), '{ "type": "module" }\n');
   runner = fork(path.join(root, 'test', 'support', 'code-sample-runner.ts'), [], { cwd: scratch, silent: true, execArgv: [] });
   for (const stream of [runner.stdout!, runner.stderr!]) stream.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
@@ -135,10 +141,11 @@ describe('the code samples', () => {
   it('type-check, every TypeScript sample', async () => {
     const folder = path.join(scratch, 'typecheck');
     mkdirSync(folder);
-    symlinkSync(path.join(root, 'generated'), path.join(folder, 'generated'));
     writeFileSync(path.join(folder, 'package.json'), '{ "type": "module" }\n');
     const compilerOptions = JSON.parse(readFileSync(path.join(root, 'tsconfig.json'), 'utf8')).compilerOptions;
-    writeFileSync(path.join(folder, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, typeRoots: [path.join(root, 'node_modules', '@types')] }, include: ['*.ts'] }));
+    // the package's name leads to the SDK's source (the package's .d.ts are made from it)
+    const paths = { [SDK_PACKAGE]: [path.join(root, 'sdk', 'src', 'index.ts')] };
+    writeFileSync(path.join(folder, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, paths, typeRoots: [path.join(root, 'node_modules', '@types')] }, include: ['*.ts'] }));
     for (const { operationId, samples } of operations) {
       for (const sample of samples.filter(({ lang }) => lang === 'typescript')) writeFileSync(path.join(folder, `${operationId}.ts`), sample.source);
     }
