@@ -25,7 +25,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * first. Public notes of other teams are found through `listTeamNotes`, `listUserNotes` and `searchNotes`.
  *
  */
-export const listNotes = <ThrowOnError extends boolean = false>(options?: Options<ListNotesData, ThrowOnError>): RequestResult<ListNotesResponses, ListNotesErrors, ThrowOnError> => (options?.client ?? client).get<ListNotesResponses, ListNotesErrors, ThrowOnError>({
+export const listNotes = <ThrowOnError extends boolean = true>(options?: Options<ListNotesData, ThrowOnError>): RequestResult<ListNotesResponses, ListNotesErrors, ThrowOnError> => (options?.client ?? client).get<ListNotesResponses, ListNotesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -50,7 +50,7 @@ export const listNotes = <ThrowOnError extends boolean = false>(options?: Option
  * - 422 `unknown_team`: the team does not exist.
  *
  */
-export const createNote = <ThrowOnError extends boolean = false>(options: Options<CreateNoteData, ThrowOnError>): RequestResult<CreateNoteResponses, CreateNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteResponses, CreateNoteErrors, ThrowOnError>({
+export const createNote = <ThrowOnError extends boolean = true>(options: Options<CreateNoteData, ThrowOnError>): RequestResult<CreateNoteResponses, CreateNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteResponses, CreateNoteErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -78,7 +78,7 @@ export const createNote = <ThrowOnError extends boolean = false>(options: Option
  * - 404: the note does not exist, or is private and the caller is not in its team.
  *
  */
-export const deleteNote = <ThrowOnError extends boolean = false>(options: Options<DeleteNoteData, ThrowOnError>): RequestResult<DeleteNoteResponses, DeleteNoteErrors, ThrowOnError> => (options.client ?? client).delete<DeleteNoteResponses, DeleteNoteErrors, ThrowOnError>({
+export const deleteNote = <ThrowOnError extends boolean = true>(options: Options<DeleteNoteData, ThrowOnError>): RequestResult<DeleteNoteResponses, DeleteNoteErrors, ThrowOnError> => (options.client ?? client).delete<DeleteNoteResponses, DeleteNoteErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -99,7 +99,7 @@ export const deleteNote = <ThrowOnError extends boolean = false>(options: Option
  * note does not exist in the team, or is private and the caller is not in its team.
  *
  */
-export const getNote = <ThrowOnError extends boolean = false>(options: Options<GetNoteData, ThrowOnError>): RequestResult<GetNoteResponses, GetNoteErrors, ThrowOnError> => (options.client ?? client).get<GetNoteResponses, GetNoteErrors, ThrowOnError>({
+export const getNote = <ThrowOnError extends boolean = true>(options: Options<GetNoteData, ThrowOnError>): RequestResult<GetNoteResponses, GetNoteErrors, ThrowOnError> => (options.client ?? client).get<GetNoteResponses, GetNoteErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -120,7 +120,7 @@ export const getNote = <ThrowOnError extends boolean = false>(options: Options<G
  * required), same rules and answers. An addition to the original contract.
  *
  */
-export const updateNoteViaPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateNoteViaPatchData, ThrowOnError>): RequestResult<UpdateNoteViaPatchResponses, UpdateNoteViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdateNoteViaPatchResponses, UpdateNoteViaPatchErrors, ThrowOnError>({
+export const updateNoteViaPatch = <ThrowOnError extends boolean = true>(options: Options<UpdateNoteViaPatchData, ThrowOnError>): RequestResult<UpdateNoteViaPatchResponses, UpdateNoteViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdateNoteViaPatchResponses, UpdateNoteViaPatchErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -152,7 +152,7 @@ export const updateNoteViaPatch = <ThrowOnError extends boolean = false>(options
  * - 422 `unknown_team`: the target team does not exist.
  *
  */
-export const updateNote = <ThrowOnError extends boolean = false>(options: Options<UpdateNoteData, ThrowOnError>): RequestResult<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError> => (options.client ?? client).put<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError>({
+export const updateNote = <ThrowOnError extends boolean = true>(options: Options<UpdateNoteData, ThrowOnError>): RequestResult<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError> => (options.client ?? client).put<UpdateNoteResponses, UpdateNoteErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -177,7 +177,7 @@ export const updateNote = <ThrowOnError extends boolean = false>(options: Option
  * contribution. Same visibility as `getNote` (404 otherwise).
  *
  */
-export const listContributors = <ThrowOnError extends boolean = false>(options: Options<ListContributorsData, ThrowOnError>): RequestResult<ListContributorsResponses, ListContributorsErrors, ThrowOnError> => (options.client ?? client).get<ListContributorsResponses, ListContributorsErrors, ThrowOnError>({
+export const listContributors = <ThrowOnError extends boolean = true>(options: Options<ListContributorsData, ThrowOnError>): RequestResult<ListContributorsResponses, ListContributorsErrors, ThrowOnError> => (options.client ?? client).get<ListContributorsResponses, ListContributorsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -209,7 +209,7 @@ export const listContributors = <ThrowOnError extends boolean = false>(options: 
  * - 422 `unknown_team`: `team` does not exist.
  *
  */
-export const createFork = <ThrowOnError extends boolean = false>(options: Options<CreateForkData, ThrowOnError>): RequestResult<CreateForkResponses, CreateForkErrors, ThrowOnError> => (options.client ?? client).post<CreateForkResponses, CreateForkErrors, ThrowOnError>({
+export const createFork = <ThrowOnError extends boolean = true>(options: Options<CreateForkData, ThrowOnError>): RequestResult<CreateForkResponses, CreateForkErrors, ThrowOnError> => (options.client ?? client).post<CreateForkResponses, CreateForkErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -249,7 +249,7 @@ export const createFork = <ThrowOnError extends boolean = false>(options: Option
  * - 422: the note is not a fork, or its original has been deleted, or a merge is past its size or time bound.
  *
  */
-export const pullFork = <ThrowOnError extends boolean = false>(options: Options<PullForkData, ThrowOnError>): RequestResult<PullForkResponses, PullForkErrors, ThrowOnError> => (options.client ?? client).post<PullForkResponses, PullForkErrors, ThrowOnError>({
+export const pullFork = <ThrowOnError extends boolean = true>(options: Options<PullForkData, ThrowOnError>): RequestResult<PullForkResponses, PullForkErrors, ThrowOnError> => (options.client ?? client).post<PullForkResponses, PullForkErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -274,7 +274,7 @@ export const pullFork = <ThrowOnError extends boolean = false>(options: Options<
  * first. Same visibility as `getNote` (404 otherwise).
  *
  */
-export const listNoteComments = <ThrowOnError extends boolean = false>(options: Options<ListNoteCommentsData, ThrowOnError>): RequestResult<ListNoteCommentsResponses, ListNoteCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListNoteCommentsResponses, ListNoteCommentsErrors, ThrowOnError>({
+export const listNoteComments = <ThrowOnError extends boolean = true>(options: Options<ListNoteCommentsData, ThrowOnError>): RequestResult<ListNoteCommentsResponses, ListNoteCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListNoteCommentsResponses, ListNoteCommentsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -298,7 +298,7 @@ export const listNoteComments = <ThrowOnError extends boolean = false>(options: 
  * - 422 `unknown_user`: a mentioned username does not exist; `cannot_read_note`: it names a user who may not read the note.
  *
  */
-export const createNoteComment = <ThrowOnError extends boolean = false>(options: Options<CreateNoteCommentData, ThrowOnError>): RequestResult<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError>({
+export const createNoteComment = <ThrowOnError extends boolean = true>(options: Options<CreateNoteCommentData, ThrowOnError>): RequestResult<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateNoteCommentResponses, CreateNoteCommentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -326,7 +326,7 @@ export const createNoteComment = <ThrowOnError extends boolean = false>(options:
  * - 404: the note does not exist or is not readable, or `id` is not a comment on this note.
  *
  */
-export const deleteNoteComment = <ThrowOnError extends boolean = false>(options: Options<DeleteNoteCommentData, ThrowOnError>): RequestResult<DeleteNoteCommentResponses, DeleteNoteCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteNoteCommentResponses, DeleteNoteCommentErrors, ThrowOnError>({
+export const deleteNoteComment = <ThrowOnError extends boolean = true>(options: Options<DeleteNoteCommentData, ThrowOnError>): RequestResult<DeleteNoteCommentResponses, DeleteNoteCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteNoteCommentResponses, DeleteNoteCommentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -355,7 +355,7 @@ export const deleteNoteComment = <ThrowOnError extends boolean = false>(options:
  * - 404: the note does not exist or is not readable, or `parent` is not a page of this note.
  *
  */
-export const listPages = <ThrowOnError extends boolean = false>(options: Options<ListPagesData, ThrowOnError>): RequestResult<ListPagesResponses, ListPagesErrors, ThrowOnError> => (options.client ?? client).get<ListPagesResponses, ListPagesErrors, ThrowOnError>({
+export const listPages = <ThrowOnError extends boolean = true>(options: Options<ListPagesData, ThrowOnError>): RequestResult<ListPagesResponses, ListPagesErrors, ThrowOnError> => (options.client ?? client).get<ListPagesResponses, ListPagesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -386,7 +386,7 @@ export const listPages = <ThrowOnError extends boolean = false>(options: Options
  * than 32 levels.
  *
  */
-export const createPage = <ThrowOnError extends boolean = false>(options: Options<CreatePageData, ThrowOnError>): RequestResult<CreatePageResponses, CreatePageErrors, ThrowOnError> => (options.client ?? client).post<CreatePageResponses, CreatePageErrors, ThrowOnError>({
+export const createPage = <ThrowOnError extends boolean = true>(options: Options<CreatePageData, ThrowOnError>): RequestResult<CreatePageResponses, CreatePageErrors, ThrowOnError> => (options.client ?? client).post<CreatePageResponses, CreatePageErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -414,7 +414,7 @@ export const createPage = <ThrowOnError extends boolean = false>(options: Option
  * - 404: the note does not exist or is not readable, or the page is not in this note.
  *
  */
-export const deletePage = <ThrowOnError extends boolean = false>(options: Options<DeletePageData, ThrowOnError>): RequestResult<DeletePageResponses, DeletePageErrors, ThrowOnError> => (options.client ?? client).delete<DeletePageResponses, DeletePageErrors, ThrowOnError>({
+export const deletePage = <ThrowOnError extends boolean = true>(options: Options<DeletePageData, ThrowOnError>): RequestResult<DeletePageResponses, DeletePageErrors, ThrowOnError> => (options.client ?? client).delete<DeletePageResponses, DeletePageErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -437,7 +437,7 @@ export const deletePage = <ThrowOnError extends boolean = false>(options: Option
  * - 404: the note does not exist or is not readable, or the page is not in this note.
  *
  */
-export const getPage = <ThrowOnError extends boolean = false>(options: Options<GetPageData, ThrowOnError>): RequestResult<GetPageResponses, GetPageErrors, ThrowOnError> => (options.client ?? client).get<GetPageResponses, GetPageErrors, ThrowOnError>({
+export const getPage = <ThrowOnError extends boolean = true>(options: Options<GetPageData, ThrowOnError>): RequestResult<GetPageResponses, GetPageErrors, ThrowOnError> => (options.client ?? client).get<GetPageResponses, GetPageErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -458,7 +458,7 @@ export const getPage = <ThrowOnError extends boolean = false>(options: Options<G
  * to the original contract.
  *
  */
-export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options: Options<UpdatePageViaPatchData, ThrowOnError>): RequestResult<UpdatePageViaPatchResponses, UpdatePageViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdatePageViaPatchResponses, UpdatePageViaPatchErrors, ThrowOnError>({
+export const updatePageViaPatch = <ThrowOnError extends boolean = true>(options: Options<UpdatePageViaPatchData, ThrowOnError>): RequestResult<UpdatePageViaPatchResponses, UpdatePageViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdatePageViaPatchResponses, UpdatePageViaPatchErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -523,7 +523,7 @@ export const updatePageViaPatch = <ThrowOnError extends boolean = false>(options
  * content are.
  *
  */
-export const updatePage = <ThrowOnError extends boolean = false>(options: Options<UpdatePageData, ThrowOnError>): RequestResult<UpdatePageResponses, UpdatePageErrors, ThrowOnError> => (options.client ?? client).put<UpdatePageResponses, UpdatePageErrors, ThrowOnError>({
+export const updatePage = <ThrowOnError extends boolean = true>(options: Options<UpdatePageData, ThrowOnError>): RequestResult<UpdatePageResponses, UpdatePageErrors, ThrowOnError> => (options.client ?? client).put<UpdatePageResponses, UpdatePageErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -551,7 +551,7 @@ export const updatePage = <ThrowOnError extends boolean = false>(options: Option
  * - 404: the note does not exist or is not readable, or the page is not in this note.
  *
  */
-export const listPageComments = <ThrowOnError extends boolean = false>(options: Options<ListPageCommentsData, ThrowOnError>): RequestResult<ListPageCommentsResponses, ListPageCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListPageCommentsResponses, ListPageCommentsErrors, ThrowOnError>({
+export const listPageComments = <ThrowOnError extends boolean = true>(options: Options<ListPageCommentsData, ThrowOnError>): RequestResult<ListPageCommentsResponses, ListPageCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListPageCommentsResponses, ListPageCommentsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -579,7 +579,7 @@ export const listPageComments = <ThrowOnError extends boolean = false>(options: 
  * `errors` points at each such entry (`/mentions/<index>`). Nothing was changed.
  *
  */
-export const createPageComment = <ThrowOnError extends boolean = false>(options: Options<CreatePageCommentData, ThrowOnError>): RequestResult<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError> => (options.client ?? client).post<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError>({
+export const createPageComment = <ThrowOnError extends boolean = true>(options: Options<CreatePageCommentData, ThrowOnError>): RequestResult<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError> => (options.client ?? client).post<CreatePageCommentResponses, CreatePageCommentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -608,7 +608,7 @@ export const createPageComment = <ThrowOnError extends boolean = false>(options:
  * this page.
  *
  */
-export const deletePageComment = <ThrowOnError extends boolean = false>(options: Options<DeletePageCommentData, ThrowOnError>): RequestResult<DeletePageCommentResponses, DeletePageCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeletePageCommentResponses, DeletePageCommentErrors, ThrowOnError>({
+export const deletePageComment = <ThrowOnError extends boolean = true>(options: Options<DeletePageCommentData, ThrowOnError>): RequestResult<DeletePageCommentResponses, DeletePageCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeletePageCommentResponses, DeletePageCommentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -636,7 +636,7 @@ export const deletePageComment = <ThrowOnError extends boolean = false>(options:
  * - 404: the note does not exist or is not readable, or the page is not in this note.
  *
  */
-export const listPageVersions = <ThrowOnError extends boolean = false>(options: Options<ListPageVersionsData, ThrowOnError>): RequestResult<ListPageVersionsResponses, ListPageVersionsErrors, ThrowOnError> => (options.client ?? client).get<ListPageVersionsResponses, ListPageVersionsErrors, ThrowOnError>({
+export const listPageVersions = <ThrowOnError extends boolean = true>(options: Options<ListPageVersionsData, ThrowOnError>): RequestResult<ListPageVersionsResponses, ListPageVersionsErrors, ThrowOnError> => (options.client ?? client).get<ListPageVersionsResponses, ListPageVersionsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -660,7 +660,7 @@ export const listPageVersions = <ThrowOnError extends boolean = false>(options: 
  * version of this page (`errors` names the parameter).
  *
  */
-export const diffPageVersions = <ThrowOnError extends boolean = false>(options: Options<DiffPageVersionsData, ThrowOnError>): RequestResult<DiffPageVersionsResponses, DiffPageVersionsErrors, ThrowOnError> => (options.client ?? client).get<DiffPageVersionsResponses, DiffPageVersionsErrors, ThrowOnError>({
+export const diffPageVersions = <ThrowOnError extends boolean = true>(options: Options<DiffPageVersionsData, ThrowOnError>): RequestResult<DiffPageVersionsResponses, DiffPageVersionsErrors, ThrowOnError> => (options.client ?? client).get<DiffPageVersionsResponses, DiffPageVersionsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -683,7 +683,7 @@ export const diffPageVersions = <ThrowOnError extends boolean = false>(options: 
  * this number.
  *
  */
-export const getPageVersion = <ThrowOnError extends boolean = false>(options: Options<GetPageVersionData, ThrowOnError>): RequestResult<GetPageVersionResponses, GetPageVersionErrors, ThrowOnError> => (options.client ?? client).get<GetPageVersionResponses, GetPageVersionErrors, ThrowOnError>({
+export const getPageVersion = <ThrowOnError extends boolean = true>(options: Options<GetPageVersionData, ThrowOnError>): RequestResult<GetPageVersionResponses, GetPageVersionErrors, ThrowOnError> => (options.client ?? client).get<GetPageVersionResponses, GetPageVersionErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -708,7 +708,7 @@ export const getPageVersion = <ThrowOnError extends boolean = false>(options: Op
  * this number.
  *
  */
-export const restorePageVersion = <ThrowOnError extends boolean = false>(options: Options<RestorePageVersionData, ThrowOnError>): RequestResult<RestorePageVersionResponses, RestorePageVersionErrors, ThrowOnError> => (options.client ?? client).post<RestorePageVersionResponses, RestorePageVersionErrors, ThrowOnError>({
+export const restorePageVersion = <ThrowOnError extends boolean = true>(options: Options<RestorePageVersionData, ThrowOnError>): RequestResult<RestorePageVersionResponses, RestorePageVersionErrors, ThrowOnError> => (options.client ?? client).post<RestorePageVersionResponses, RestorePageVersionErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -734,7 +734,7 @@ export const restorePageVersion = <ThrowOnError extends boolean = false>(options
  * - 404: the note does not exist, or is private and the caller is not in its team.
  *
  */
-export const listIssues = <ThrowOnError extends boolean = false>(options: Options<ListIssuesData, ThrowOnError>): RequestResult<ListIssuesResponses, ListIssuesErrors, ThrowOnError> => (options.client ?? client).get<ListIssuesResponses, ListIssuesErrors, ThrowOnError>({
+export const listIssues = <ThrowOnError extends boolean = true>(options: Options<ListIssuesData, ThrowOnError>): RequestResult<ListIssuesResponses, ListIssuesErrors, ThrowOnError> => (options.client ?? client).get<ListIssuesResponses, ListIssuesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -762,7 +762,7 @@ export const listIssues = <ThrowOnError extends boolean = false>(options: Option
  * - 422 `unknown_user`: `issue[to_user]` is not an existing user; `cannot_read_note`: the user may not read the note.
  *
  */
-export const createIssue = <ThrowOnError extends boolean = false>(options: Options<CreateIssueData, ThrowOnError>): RequestResult<CreateIssueResponses, CreateIssueErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueResponses, CreateIssueErrors, ThrowOnError>({
+export const createIssue = <ThrowOnError extends boolean = true>(options: Options<CreateIssueData, ThrowOnError>): RequestResult<CreateIssueResponses, CreateIssueErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueResponses, CreateIssueErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -791,7 +791,7 @@ export const createIssue = <ThrowOnError extends boolean = false>(options: Optio
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
  *
  */
-export const deleteIssue = <ThrowOnError extends boolean = false>(options: Options<DeleteIssueData, ThrowOnError>): RequestResult<DeleteIssueResponses, DeleteIssueErrors, ThrowOnError> => (options.client ?? client).delete<DeleteIssueResponses, DeleteIssueErrors, ThrowOnError>({
+export const deleteIssue = <ThrowOnError extends boolean = true>(options: Options<DeleteIssueData, ThrowOnError>): RequestResult<DeleteIssueResponses, DeleteIssueErrors, ThrowOnError> => (options.client ?? client).delete<DeleteIssueResponses, DeleteIssueErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -813,7 +813,7 @@ export const deleteIssue = <ThrowOnError extends boolean = false>(options: Optio
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
  *
  */
-export const getIssue = <ThrowOnError extends boolean = false>(options: Options<GetIssueData, ThrowOnError>): RequestResult<GetIssueResponses, GetIssueErrors, ThrowOnError> => (options.client ?? client).get<GetIssueResponses, GetIssueErrors, ThrowOnError>({
+export const getIssue = <ThrowOnError extends boolean = true>(options: Options<GetIssueData, ThrowOnError>): RequestResult<GetIssueResponses, GetIssueErrors, ThrowOnError> => (options.client ?? client).get<GetIssueResponses, GetIssueErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -841,7 +841,7 @@ export const getIssue = <ThrowOnError extends boolean = false>(options: Options<
  * - 422 `unknown_user`: `issue[to_user]` is not an existing user; `cannot_read_note`: the user may not read the note.
  *
  */
-export const updateIssue = <ThrowOnError extends boolean = false>(options: Options<UpdateIssueData, ThrowOnError>): RequestResult<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError> => (options.client ?? client).patch<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError>({
+export const updateIssue = <ThrowOnError extends boolean = true>(options: Options<UpdateIssueData, ThrowOnError>): RequestResult<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError> => (options.client ?? client).patch<UpdateIssueResponses, UpdateIssueErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -866,7 +866,7 @@ export const updateIssue = <ThrowOnError extends boolean = false>(options: Optio
  * rules and answers. An addition to the original contract.
  *
  */
-export const updateIssueViaPut = <ThrowOnError extends boolean = false>(options: Options<UpdateIssueViaPutData, ThrowOnError>): RequestResult<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError> => (options.client ?? client).put<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError>({
+export const updateIssueViaPut = <ThrowOnError extends boolean = true>(options: Options<UpdateIssueViaPutData, ThrowOnError>): RequestResult<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError> => (options.client ?? client).put<UpdateIssueViaPutResponses, UpdateIssueViaPutErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -892,7 +892,7 @@ export const updateIssueViaPut = <ThrowOnError extends boolean = false>(options:
  * - 404: the note does not exist or is not readable, or it has no issue with this index.
  *
  */
-export const listIssueComments = <ThrowOnError extends boolean = false>(options: Options<ListIssueCommentsData, ThrowOnError>): RequestResult<ListIssueCommentsResponses, ListIssueCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListIssueCommentsResponses, ListIssueCommentsErrors, ThrowOnError>({
+export const listIssueComments = <ThrowOnError extends boolean = true>(options: Options<ListIssueCommentsData, ThrowOnError>): RequestResult<ListIssueCommentsResponses, ListIssueCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListIssueCommentsResponses, ListIssueCommentsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -918,7 +918,7 @@ export const listIssueComments = <ThrowOnError extends boolean = false>(options:
  * - 422 `unknown_user`: a mentioned username does not exist; `cannot_read_note`: it names a user who may not read the note.
  *
  */
-export const createIssueComment = <ThrowOnError extends boolean = false>(options: Options<CreateIssueCommentData, ThrowOnError>): RequestResult<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError>({
+export const createIssueComment = <ThrowOnError extends boolean = true>(options: Options<CreateIssueCommentData, ThrowOnError>): RequestResult<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateIssueCommentResponses, CreateIssueCommentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -947,7 +947,7 @@ export const createIssueComment = <ThrowOnError extends boolean = false>(options
  * on this issue.
  *
  */
-export const deleteIssueComment = <ThrowOnError extends boolean = false>(options: Options<DeleteIssueCommentData, ThrowOnError>): RequestResult<DeleteIssueCommentResponses, DeleteIssueCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteIssueCommentResponses, DeleteIssueCommentErrors, ThrowOnError>({
+export const deleteIssueComment = <ThrowOnError extends boolean = true>(options: Options<DeleteIssueCommentData, ThrowOnError>): RequestResult<DeleteIssueCommentResponses, DeleteIssueCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteIssueCommentResponses, DeleteIssueCommentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -976,7 +976,7 @@ export const deleteIssueComment = <ThrowOnError extends boolean = false>(options
  * - 422 `too_many_tags`: the issue would have more than 100 tags; none is added.
  *
  */
-export const addIssueTags = <ThrowOnError extends boolean = false>(options: Options<AddIssueTagsData, ThrowOnError>): RequestResult<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError> => (options.client ?? client).post<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError>({
+export const addIssueTags = <ThrowOnError extends boolean = true>(options: Options<AddIssueTagsData, ThrowOnError>): RequestResult<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError> => (options.client ?? client).post<AddIssueTagsResponses, AddIssueTagsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1000,7 +1000,7 @@ export const addIssueTags = <ThrowOnError extends boolean = false>(options: Opti
  * Requests proposing changes to this note (the original), newest first. Same visibility as `getNote`.
  *
  */
-export const listRequests = <ThrowOnError extends boolean = false>(options: Options<ListRequestsData, ThrowOnError>): RequestResult<ListRequestsResponses, ListRequestsErrors, ThrowOnError> => (options.client ?? client).get<ListRequestsResponses, ListRequestsErrors, ThrowOnError>({
+export const listRequests = <ThrowOnError extends boolean = true>(options: Options<ListRequestsData, ThrowOnError>): RequestResult<ListRequestsResponses, ListRequestsErrors, ThrowOnError> => (options.client ?? client).get<ListRequestsResponses, ListRequestsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1034,7 +1034,7 @@ export const listRequests = <ThrowOnError extends boolean = false>(options: Opti
  * (`invalid_deleted_page`).
  *
  */
-export const createRequest = <ThrowOnError extends boolean = false>(options: Options<CreateRequestData, ThrowOnError>): RequestResult<CreateRequestResponses, CreateRequestErrors, ThrowOnError> => (options.client ?? client).post<CreateRequestResponses, CreateRequestErrors, ThrowOnError>({
+export const createRequest = <ThrowOnError extends boolean = true>(options: Options<CreateRequestData, ThrowOnError>): RequestResult<CreateRequestResponses, CreateRequestErrors, ThrowOnError> => (options.client ?? client).post<CreateRequestResponses, CreateRequestErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1060,7 +1060,7 @@ export const createRequest = <ThrowOnError extends boolean = false>(options: Opt
  * - 404: the note does not exist or is not readable, or it has no request with this index.
  *
  */
-export const getRequest = <ThrowOnError extends boolean = false>(options: Options<GetRequestData, ThrowOnError>): RequestResult<GetRequestResponses, GetRequestErrors, ThrowOnError> => (options.client ?? client).get<GetRequestResponses, GetRequestErrors, ThrowOnError>({
+export const getRequest = <ThrowOnError extends boolean = true>(options: Options<GetRequestData, ThrowOnError>): RequestResult<GetRequestResponses, GetRequestErrors, ThrowOnError> => (options.client ?? client).get<GetRequestResponses, GetRequestErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1086,7 +1086,7 @@ export const getRequest = <ThrowOnError extends boolean = false>(options: Option
  * - 409 `invalid_state`: the request is already merged.
  *
  */
-export const openRequest = <ThrowOnError extends boolean = false>(options: Options<OpenRequestData, ThrowOnError>): RequestResult<OpenRequestResponses, OpenRequestErrors, ThrowOnError> => (options.client ?? client).put<OpenRequestResponses, OpenRequestErrors, ThrowOnError>({
+export const openRequest = <ThrowOnError extends boolean = true>(options: Options<OpenRequestData, ThrowOnError>): RequestResult<OpenRequestResponses, OpenRequestErrors, ThrowOnError> => (options.client ?? client).put<OpenRequestResponses, OpenRequestErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1112,7 +1112,7 @@ export const openRequest = <ThrowOnError extends boolean = false>(options: Optio
  * - 409 `invalid_state`: the request is already merged.
  *
  */
-export const closeRequest = <ThrowOnError extends boolean = false>(options: Options<CloseRequestData, ThrowOnError>): RequestResult<CloseRequestResponses, CloseRequestErrors, ThrowOnError> => (options.client ?? client).put<CloseRequestResponses, CloseRequestErrors, ThrowOnError>({
+export const closeRequest = <ThrowOnError extends boolean = true>(options: Options<CloseRequestData, ThrowOnError>): RequestResult<CloseRequestResponses, CloseRequestErrors, ThrowOnError> => (options.client ?? client).put<CloseRequestResponses, CloseRequestErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1148,7 +1148,7 @@ export const closeRequest = <ThrowOnError extends boolean = false>(options: Opti
  * - 422 `work_in_progress`: the request is a work in progress (`is_wip`, `draft`); open it first.
  *
  */
-export const mergeRequest = <ThrowOnError extends boolean = false>(options: Options<MergeRequestData, ThrowOnError>): RequestResult<MergeRequestResponses, MergeRequestErrors, ThrowOnError> => (options.client ?? client).put<MergeRequestResponses, MergeRequestErrors, ThrowOnError>({
+export const mergeRequest = <ThrowOnError extends boolean = true>(options: Options<MergeRequestData, ThrowOnError>): RequestResult<MergeRequestResponses, MergeRequestErrors, ThrowOnError> => (options.client ?? client).put<MergeRequestResponses, MergeRequestErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1173,7 +1173,7 @@ export const mergeRequest = <ThrowOnError extends boolean = false>(options: Opti
  * visibility as `getNote` (404 otherwise).
  *
  */
-export const listAttachments = <ThrowOnError extends boolean = false>(options: Options<ListAttachmentsData, ThrowOnError>): RequestResult<ListAttachmentsResponses, ListAttachmentsErrors, ThrowOnError> => (options.client ?? client).get<ListAttachmentsResponses, ListAttachmentsErrors, ThrowOnError>({
+export const listAttachments = <ThrowOnError extends boolean = true>(options: Options<ListAttachmentsData, ThrowOnError>): RequestResult<ListAttachmentsResponses, ListAttachmentsErrors, ThrowOnError> => (options.client ?? client).get<ListAttachmentsResponses, ListAttachmentsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1210,7 +1210,7 @@ export const listAttachments = <ThrowOnError extends boolean = false>(options: O
  * - 415 `unsupported_media_type`: the body is not `multipart/form-data`.
  *
  */
-export const createAttachment = <ThrowOnError extends boolean = false>(options: Options<CreateAttachmentData, ThrowOnError>): RequestResult<CreateAttachmentResponses, CreateAttachmentErrors, ThrowOnError> => (options.client ?? client).post<CreateAttachmentResponses, CreateAttachmentErrors, ThrowOnError>({
+export const createAttachment = <ThrowOnError extends boolean = true>(options: Options<CreateAttachmentData, ThrowOnError>): RequestResult<CreateAttachmentResponses, CreateAttachmentErrors, ThrowOnError> => (options.client ?? client).post<CreateAttachmentResponses, CreateAttachmentErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{
             key: 'bearerAuth',
@@ -1240,7 +1240,7 @@ export const createAttachment = <ThrowOnError extends boolean = false>(options: 
  * - 404: the note does not exist or is not readable, or `id` is not an attachment of this note.
  *
  */
-export const deleteAttachment = <ThrowOnError extends boolean = false>(options: Options<DeleteAttachmentData, ThrowOnError>): RequestResult<DeleteAttachmentResponses, DeleteAttachmentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteAttachmentResponses, DeleteAttachmentErrors, ThrowOnError>({
+export const deleteAttachment = <ThrowOnError extends boolean = true>(options: Options<DeleteAttachmentData, ThrowOnError>): RequestResult<DeleteAttachmentResponses, DeleteAttachmentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteAttachmentResponses, DeleteAttachmentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1277,7 +1277,7 @@ export const deleteAttachment = <ThrowOnError extends boolean = false>(options: 
  * - 404: no attachment with this id, or its note is private and the caller is not in its team.
  *
  */
-export const downloadAttachment = <ThrowOnError extends boolean = false>(options: Options<DownloadAttachmentData, ThrowOnError>): RequestResult<DownloadAttachmentResponses, DownloadAttachmentErrors, ThrowOnError> => (options.client ?? client).get<DownloadAttachmentResponses, DownloadAttachmentErrors, ThrowOnError>({
+export const downloadAttachment = <ThrowOnError extends boolean = true>(options: Options<DownloadAttachmentData, ThrowOnError>): RequestResult<DownloadAttachmentResponses, DownloadAttachmentErrors, ThrowOnError> => (options.client ?? client).get<DownloadAttachmentResponses, DownloadAttachmentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1301,7 +1301,7 @@ export const downloadAttachment = <ThrowOnError extends boolean = false>(options
  * - 404: no attachment with this id, or its note is private and the caller is not in its team.
  *
  */
-export const getAttachment = <ThrowOnError extends boolean = false>(options: Options<GetAttachmentData, ThrowOnError>): RequestResult<GetAttachmentResponses, GetAttachmentErrors, ThrowOnError> => (options.client ?? client).get<GetAttachmentResponses, GetAttachmentErrors, ThrowOnError>({
+export const getAttachment = <ThrowOnError extends boolean = true>(options: Options<GetAttachmentData, ThrowOnError>): RequestResult<GetAttachmentResponses, GetAttachmentErrors, ThrowOnError> => (options.client ?? client).get<GetAttachmentResponses, GetAttachmentErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1320,7 +1320,7 @@ export const getAttachment = <ThrowOnError extends boolean = false>(options: Opt
  *
  * Teams the caller is a manager or member of, the default team first, then by name (case-insensitively).
  */
-export const listTeams = <ThrowOnError extends boolean = false>(options?: Options<ListTeamsData, ThrowOnError>): RequestResult<ListTeamsResponses, ListTeamsErrors, ThrowOnError> => (options?.client ?? client).get<ListTeamsResponses, ListTeamsErrors, ThrowOnError>({
+export const listTeams = <ThrowOnError extends boolean = true>(options?: Options<ListTeamsData, ThrowOnError>): RequestResult<ListTeamsResponses, ListTeamsErrors, ThrowOnError> => (options?.client ?? client).get<ListTeamsResponses, ListTeamsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1345,7 +1345,7 @@ export const listTeams = <ThrowOnError extends boolean = false>(options?: Option
  * the name is not 1-39 characters of `A-Z a-z 0-9 _ -` starting with a letter or digit.
  *
  */
-export const createTeam = <ThrowOnError extends boolean = false>(options: Options<CreateTeamData, ThrowOnError>): RequestResult<CreateTeamResponses, CreateTeamErrors, ThrowOnError> => (options.client ?? client).post<CreateTeamResponses, CreateTeamErrors, ThrowOnError>({
+export const createTeam = <ThrowOnError extends boolean = true>(options: Options<CreateTeamData, ThrowOnError>): RequestResult<CreateTeamResponses, CreateTeamErrors, ThrowOnError> => (options.client ?? client).post<CreateTeamResponses, CreateTeamErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1375,7 +1375,7 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
  * - 422 `default_team`: the team is a user's default team.
  *
  */
-export const deleteTeam = <ThrowOnError extends boolean = false>(options: Options<DeleteTeamData, ThrowOnError>): RequestResult<DeleteTeamResponses, DeleteTeamErrors, ThrowOnError> => (options.client ?? client).delete<DeleteTeamResponses, DeleteTeamErrors, ThrowOnError>({
+export const deleteTeam = <ThrowOnError extends boolean = true>(options: Options<DeleteTeamData, ThrowOnError>): RequestResult<DeleteTeamResponses, DeleteTeamErrors, ThrowOnError> => (options.client ?? client).delete<DeleteTeamResponses, DeleteTeamErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1397,7 +1397,7 @@ export const deleteTeam = <ThrowOnError extends boolean = false>(options: Option
  * - 404: no team with this name.
  *
  */
-export const getTeam = <ThrowOnError extends boolean = false>(options: Options<GetTeamData, ThrowOnError>): RequestResult<GetTeamResponses, GetTeamErrors, ThrowOnError> => (options.client ?? client).get<GetTeamResponses, GetTeamErrors, ThrowOnError>({
+export const getTeam = <ThrowOnError extends boolean = true>(options: Options<GetTeamData, ThrowOnError>): RequestResult<GetTeamResponses, GetTeamErrors, ThrowOnError> => (options.client ?? client).get<GetTeamResponses, GetTeamErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1418,7 +1418,7 @@ export const getTeam = <ThrowOnError extends boolean = false>(options: Options<G
  * to the original contract.
  *
  */
-export const updateTeamViaPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateTeamViaPatchData, ThrowOnError>): RequestResult<UpdateTeamViaPatchResponses, UpdateTeamViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdateTeamViaPatchResponses, UpdateTeamViaPatchErrors, ThrowOnError>({
+export const updateTeamViaPatch = <ThrowOnError extends boolean = true>(options: Options<UpdateTeamViaPatchData, ThrowOnError>): RequestResult<UpdateTeamViaPatchResponses, UpdateTeamViaPatchErrors, ThrowOnError> => (options.client ?? client).patch<UpdateTeamViaPatchResponses, UpdateTeamViaPatchErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1448,7 +1448,7 @@ export const updateTeamViaPatch = <ThrowOnError extends boolean = false>(options
  * `default_team`: the team is a user's default team, whose name follows the username.
  *
  */
-export const updateTeam = <ThrowOnError extends boolean = false>(options: Options<UpdateTeamData, ThrowOnError>): RequestResult<UpdateTeamResponses, UpdateTeamErrors, ThrowOnError> => (options.client ?? client).put<UpdateTeamResponses, UpdateTeamErrors, ThrowOnError>({
+export const updateTeam = <ThrowOnError extends boolean = true>(options: Options<UpdateTeamData, ThrowOnError>): RequestResult<UpdateTeamResponses, UpdateTeamErrors, ThrowOnError> => (options.client ?? client).put<UpdateTeamResponses, UpdateTeamErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1475,7 +1475,7 @@ export const updateTeam = <ThrowOnError extends boolean = false>(options: Option
  * - 404: no team with this name.
  *
  */
-export const listTeamNotes = <ThrowOnError extends boolean = false>(options: Options<ListTeamNotesData, ThrowOnError>): RequestResult<ListTeamNotesResponses, ListTeamNotesErrors, ThrowOnError> => (options.client ?? client).get<ListTeamNotesResponses, ListTeamNotesErrors, ThrowOnError>({
+export const listTeamNotes = <ThrowOnError extends boolean = true>(options: Options<ListTeamNotesData, ThrowOnError>): RequestResult<ListTeamNotesResponses, ListTeamNotesErrors, ThrowOnError> => (options.client ?? client).get<ListTeamNotesResponses, ListTeamNotesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1501,7 +1501,7 @@ export const listTeamNotes = <ThrowOnError extends boolean = false>(options: Opt
  * - 422 `unknown_user`: no user with this username.
  *
  */
-export const addTeamUser = <ThrowOnError extends boolean = false>(options: Options<AddTeamUserData, ThrowOnError>): RequestResult<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError> => (options.client ?? client).post<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError>({
+export const addTeamUser = <ThrowOnError extends boolean = true>(options: Options<AddTeamUserData, ThrowOnError>): RequestResult<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError> => (options.client ?? client).post<AddTeamUserResponses, AddTeamUserErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1531,7 +1531,7 @@ export const addTeamUser = <ThrowOnError extends boolean = false>(options: Optio
  * - 422 `default_team`: the team is the user's own default team.
  *
  */
-export const removeTeamUser = <ThrowOnError extends boolean = false>(options: Options<RemoveTeamUserData, ThrowOnError>): RequestResult<RemoveTeamUserResponses, RemoveTeamUserErrors, ThrowOnError> => (options.client ?? client).delete<RemoveTeamUserResponses, RemoveTeamUserErrors, ThrowOnError>({
+export const removeTeamUser = <ThrowOnError extends boolean = true>(options: Options<RemoveTeamUserData, ThrowOnError>): RequestResult<RemoveTeamUserResponses, RemoveTeamUserErrors, ThrowOnError> => (options.client ?? client).delete<RemoveTeamUserResponses, RemoveTeamUserErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1555,7 +1555,7 @@ export const removeTeamUser = <ThrowOnError extends boolean = false>(options: Op
  * - 404: no team with this name.
  *
  */
-export const listWebhooks = <ThrowOnError extends boolean = false>(options: Options<ListWebhooksData, ThrowOnError>): RequestResult<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError> => (options.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
+export const listWebhooks = <ThrowOnError extends boolean = true>(options: Options<ListWebhooksData, ThrowOnError>): RequestResult<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError> => (options.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1584,7 +1584,7 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options: Opti
  * - 422 `unknown_event`: an event kind that does not exist.
  *
  */
-export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>): RequestResult<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
+export const createWebhook = <ThrowOnError extends boolean = true>(options: Options<CreateWebhookData, ThrowOnError>): RequestResult<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1611,7 +1611,7 @@ export const createWebhook = <ThrowOnError extends boolean = false>(options: Opt
  * - 404: no team with this name, or no webhook with this id in it.
  *
  */
-export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>): RequestResult<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError> => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
+export const deleteWebhook = <ThrowOnError extends boolean = true>(options: Options<DeleteWebhookData, ThrowOnError>): RequestResult<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError> => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1634,7 +1634,7 @@ export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Opt
  * - 404: no team with this name, or no webhook with this id in it.
  *
  */
-export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>): RequestResult<GetWebhookResponses, GetWebhookErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({
+export const getWebhook = <ThrowOnError extends boolean = true>(options: Options<GetWebhookData, ThrowOnError>): RequestResult<GetWebhookResponses, GetWebhookErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1662,7 +1662,7 @@ export const getWebhook = <ThrowOnError extends boolean = false>(options: Option
  * - 422 `invalid_webhook_url`, `unknown_event`: as in `createWebhook`.
  *
  */
-export const updateWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookData, ThrowOnError>): RequestResult<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError> => (options.client ?? client).patch<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
+export const updateWebhook = <ThrowOnError extends boolean = true>(options: Options<UpdateWebhookData, ThrowOnError>): RequestResult<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError> => (options.client ?? client).patch<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1690,7 +1690,7 @@ export const updateWebhook = <ThrowOnError extends boolean = false>(options: Opt
  * - 404: no team with this name, or no webhook with this id in it.
  *
  */
-export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>): RequestResult<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+export const listWebhookDeliveries = <ThrowOnError extends boolean = true>(options: Options<ListWebhookDeliveriesData, ThrowOnError>): RequestResult<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1709,7 +1709,7 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
  *
  * The user the access token acts for.
  */
-export const getMe = <ThrowOnError extends boolean = false>(options?: Options<GetMeData, ThrowOnError>): RequestResult<GetMeResponses, GetMeErrors, ThrowOnError> => (options?.client ?? client).get<GetMeResponses, GetMeErrors, ThrowOnError>({
+export const getMe = <ThrowOnError extends boolean = true>(options?: Options<GetMeData, ThrowOnError>): RequestResult<GetMeResponses, GetMeErrors, ThrowOnError> => (options?.client ?? client).get<GetMeResponses, GetMeErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1728,7 +1728,7 @@ export const getMe = <ThrowOnError extends boolean = false>(options?: Options<Ge
  *
  * Every user of the service, in the order they were created (by id). Any signed-in user may list them.
  */
-export const listUsers = <ThrowOnError extends boolean = false>(options?: Options<ListUsersData, ThrowOnError>): RequestResult<ListUsersResponses, ListUsersErrors, ThrowOnError> => (options?.client ?? client).get<ListUsersResponses, ListUsersErrors, ThrowOnError>({
+export const listUsers = <ThrowOnError extends boolean = true>(options?: Options<ListUsersData, ThrowOnError>): RequestResult<ListUsersResponses, ListUsersErrors, ThrowOnError> => (options?.client ?? client).get<ListUsersResponses, ListUsersErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1750,7 +1750,7 @@ export const listUsers = <ThrowOnError extends boolean = false>(options?: Option
  * - 404: no user with this username.
  *
  */
-export const getUser = <ThrowOnError extends boolean = false>(options: Options<GetUserData, ThrowOnError>): RequestResult<GetUserResponses, GetUserErrors, ThrowOnError> => (options.client ?? client).get<GetUserResponses, GetUserErrors, ThrowOnError>({
+export const getUser = <ThrowOnError extends boolean = true>(options: Options<GetUserData, ThrowOnError>): RequestResult<GetUserResponses, GetUserErrors, ThrowOnError> => (options.client ?? client).get<GetUserResponses, GetUserErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1773,7 +1773,7 @@ export const getUser = <ThrowOnError extends boolean = false>(options: Options<G
  * - 404: no user with this username.
  *
  */
-export const listUserNotes = <ThrowOnError extends boolean = false>(options: Options<ListUserNotesData, ThrowOnError>): RequestResult<ListUserNotesResponses, ListUserNotesErrors, ThrowOnError> => (options.client ?? client).get<ListUserNotesResponses, ListUserNotesErrors, ThrowOnError>({
+export const listUserNotes = <ThrowOnError extends boolean = true>(options: Options<ListUserNotesData, ThrowOnError>): RequestResult<ListUserNotesResponses, ListUserNotesErrors, ThrowOnError> => (options.client ?? client).get<ListUserNotesResponses, ListUserNotesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1792,7 +1792,7 @@ export const listUserNotes = <ThrowOnError extends boolean = false>(options: Opt
  *
  * The usernames of every user, sorted alphabetically (case-insensitively); for example to complete mentions.
  */
-export const listUsernames = <ThrowOnError extends boolean = false>(options?: Options<ListUsernamesData, ThrowOnError>): RequestResult<ListUsernamesResponses, ListUsernamesErrors, ThrowOnError> => (options?.client ?? client).get<ListUsernamesResponses, ListUsernamesErrors, ThrowOnError>({
+export const listUsernames = <ThrowOnError extends boolean = true>(options?: Options<ListUsernamesData, ThrowOnError>): RequestResult<ListUsernamesResponses, ListUsernamesErrors, ThrowOnError> => (options?.client ?? client).get<ListUsernamesResponses, ListUsernamesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1817,7 +1817,7 @@ export const listUsernames = <ThrowOnError extends boolean = false>(options?: Op
  * `note_id` still finds them. A deleted team's entry is listed to the user who deleted it.
  *
  */
-export const listLogs = <ThrowOnError extends boolean = false>(options?: Options<ListLogsData, ThrowOnError>): RequestResult<ListLogsResponses, ListLogsErrors, ThrowOnError> => (options?.client ?? client).get<ListLogsResponses, ListLogsErrors, ThrowOnError>({
+export const listLogs = <ThrowOnError extends boolean = true>(options?: Options<ListLogsData, ThrowOnError>): RequestResult<ListLogsResponses, ListLogsErrors, ThrowOnError> => (options?.client ?? client).get<ListLogsResponses, ListLogsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1866,7 +1866,7 @@ export const listLogs = <ThrowOnError extends boolean = false>(options?: Options
  * version numbers, never content: read what changed through the API.
  *
  */
-export const streamEvents = <ThrowOnError extends boolean = false>(options?: Options<StreamEventsData, ThrowOnError>): RequestResult<StreamEventsResponses, StreamEventsErrors, ThrowOnError> => (options?.client ?? client).get<StreamEventsResponses, StreamEventsErrors, ThrowOnError>({
+export const streamEvents = <ThrowOnError extends boolean = true>(options?: Options<StreamEventsData, ThrowOnError>): RequestResult<StreamEventsResponses, StreamEventsErrors, ThrowOnError> => (options?.client ?? client).get<StreamEventsResponses, StreamEventsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1890,7 +1890,7 @@ export const streamEvents = <ThrowOnError extends boolean = false>(options?: Opt
  * - 400: `state` is not `open`, `closed` or `all`, or bad paging.
  *
  */
-export const listMyIssues = <ThrowOnError extends boolean = false>(options?: Options<ListMyIssuesData, ThrowOnError>): RequestResult<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError> => (options?.client ?? client).get<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError>({
+export const listMyIssues = <ThrowOnError extends boolean = true>(options?: Options<ListMyIssuesData, ThrowOnError>): RequestResult<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError> => (options?.client ?? client).get<ListMyIssuesResponses, ListMyIssuesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1911,7 +1911,7 @@ export const listMyIssues = <ThrowOnError extends boolean = false>(options?: Opt
  * `can_pull` true), most recently changed original first. Bring one up to date with `pullFork`.
  *
  */
-export const listChecks = <ThrowOnError extends boolean = false>(options?: Options<ListChecksData, ThrowOnError>): RequestResult<ListChecksResponses, ListChecksErrors, ThrowOnError> => (options?.client ?? client).get<ListChecksResponses, ListChecksErrors, ThrowOnError>({
+export const listChecks = <ThrowOnError extends boolean = true>(options?: Options<ListChecksData, ThrowOnError>): RequestResult<ListChecksResponses, ListChecksErrors, ThrowOnError> => (options?.client ?? client).get<ListChecksResponses, ListChecksErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1969,7 +1969,7 @@ export const listChecks = <ThrowOnError extends boolean = false>(options?: Optio
  * longest description of every note the caller may read decides it.
  *
  */
-export const searchNotes = <ThrowOnError extends boolean = false>(options: Options<SearchNotesData, ThrowOnError>): RequestResult<SearchNotesResponses, SearchNotesErrors, ThrowOnError> => (options.client ?? client).get<SearchNotesResponses, SearchNotesErrors, ThrowOnError>({
+export const searchNotes = <ThrowOnError extends boolean = true>(options: Options<SearchNotesData, ThrowOnError>): RequestResult<SearchNotesResponses, SearchNotesErrors, ThrowOnError> => (options.client ?? client).get<SearchNotesResponses, SearchNotesErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -1988,7 +1988,7 @@ export const searchNotes = <ThrowOnError extends boolean = false>(options: Optio
  *
  * The caller's notifications, newest first.
  */
-export const listNotifications = <ThrowOnError extends boolean = false>(options?: Options<ListNotificationsData, ThrowOnError>): RequestResult<ListNotificationsResponses, ListNotificationsErrors, ThrowOnError> => (options?.client ?? client).get<ListNotificationsResponses, ListNotificationsErrors, ThrowOnError>({
+export const listNotifications = <ThrowOnError extends boolean = true>(options?: Options<ListNotificationsData, ThrowOnError>): RequestResult<ListNotificationsResponses, ListNotificationsErrors, ThrowOnError> => (options?.client ?? client).get<ListNotificationsResponses, ListNotificationsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2010,7 +2010,7 @@ export const listNotifications = <ThrowOnError extends boolean = false>(options?
  * the original contract (its clients toggle one notification at a time with `toggleNotification`).
  *
  */
-export const markNotificationsRead = <ThrowOnError extends boolean = false>(options?: Options<MarkNotificationsReadData, ThrowOnError>): RequestResult<MarkNotificationsReadResponses, MarkNotificationsReadErrors, ThrowOnError> => (options?.client ?? client).post<MarkNotificationsReadResponses, MarkNotificationsReadErrors, ThrowOnError>({
+export const markNotificationsRead = <ThrowOnError extends boolean = true>(options?: Options<MarkNotificationsReadData, ThrowOnError>): RequestResult<MarkNotificationsReadResponses, MarkNotificationsReadErrors, ThrowOnError> => (options?.client ?? client).post<MarkNotificationsReadResponses, MarkNotificationsReadErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2037,7 +2037,7 @@ export const markNotificationsRead = <ThrowOnError extends boolean = false>(opti
  * - 404: no notification with this id for the caller.
  *
  */
-export const toggleNotification = <ThrowOnError extends boolean = false>(options: Options<ToggleNotificationData, ThrowOnError>): RequestResult<ToggleNotificationResponses, ToggleNotificationErrors, ThrowOnError> => (options.client ?? client).patch<ToggleNotificationResponses, ToggleNotificationErrors, ThrowOnError>({
+export const toggleNotification = <ThrowOnError extends boolean = true>(options: Options<ToggleNotificationData, ThrowOnError>): RequestResult<ToggleNotificationResponses, ToggleNotificationErrors, ThrowOnError> => (options.client ?? client).patch<ToggleNotificationResponses, ToggleNotificationErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2057,7 +2057,7 @@ export const toggleNotification = <ThrowOnError extends boolean = false>(options
  * The same operation as `toggleNotification`, for clients that send `PUT`. An addition to the original contract.
  *
  */
-export const toggleNotificationViaPut = <ThrowOnError extends boolean = false>(options: Options<ToggleNotificationViaPutData, ThrowOnError>): RequestResult<ToggleNotificationViaPutResponses, ToggleNotificationViaPutErrors, ThrowOnError> => (options.client ?? client).put<ToggleNotificationViaPutResponses, ToggleNotificationViaPutErrors, ThrowOnError>({
+export const toggleNotificationViaPut = <ThrowOnError extends boolean = true>(options: Options<ToggleNotificationViaPutData, ThrowOnError>): RequestResult<ToggleNotificationViaPutResponses, ToggleNotificationViaPutErrors, ThrowOnError> => (options.client ?? client).put<ToggleNotificationViaPutResponses, ToggleNotificationViaPutErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2078,7 +2078,7 @@ export const toggleNotificationViaPut = <ThrowOnError extends boolean = false>(o
  * tokens are not listed: revoke the app to end them).
  *
  */
-export const listTokens = <ThrowOnError extends boolean = false>(options?: Options<ListTokensData, ThrowOnError>): RequestResult<ListTokensResponses, ListTokensErrors, ThrowOnError> => (options?.client ?? client).get<ListTokensResponses, ListTokensErrors, ThrowOnError>({
+export const listTokens = <ThrowOnError extends boolean = true>(options?: Options<ListTokensData, ThrowOnError>): RequestResult<ListTokensResponses, ListTokensErrors, ThrowOnError> => (options?.client ?? client).get<ListTokensResponses, ListTokensErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2101,7 +2101,7 @@ export const listTokens = <ThrowOnError extends boolean = false>(options?: Optio
  * - 404: the caller has no token with this id.
  *
  */
-export const revokeToken = <ThrowOnError extends boolean = false>(options: Options<RevokeTokenData, ThrowOnError>): RequestResult<RevokeTokenResponses, RevokeTokenErrors, ThrowOnError> => (options.client ?? client).delete<RevokeTokenResponses, RevokeTokenErrors, ThrowOnError>({
+export const revokeToken = <ThrowOnError extends boolean = true>(options: Options<RevokeTokenData, ThrowOnError>): RequestResult<RevokeTokenResponses, RevokeTokenErrors, ThrowOnError> => (options.client ?? client).delete<RevokeTokenResponses, RevokeTokenErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2120,7 +2120,7 @@ export const revokeToken = <ThrowOnError extends boolean = false>(options: Optio
  *
  * The apps the caller gave access to, most recently authorized first.
  */
-export const listAuthorizations = <ThrowOnError extends boolean = false>(options?: Options<ListAuthorizationsData, ThrowOnError>): RequestResult<ListAuthorizationsResponses, ListAuthorizationsErrors, ThrowOnError> => (options?.client ?? client).get<ListAuthorizationsResponses, ListAuthorizationsErrors, ThrowOnError>({
+export const listAuthorizations = <ThrowOnError extends boolean = true>(options?: Options<ListAuthorizationsData, ThrowOnError>): RequestResult<ListAuthorizationsResponses, ListAuthorizationsErrors, ThrowOnError> => (options?.client ?? client).get<ListAuthorizationsResponses, ListAuthorizationsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2143,7 +2143,7 @@ export const listAuthorizations = <ThrowOnError extends boolean = false>(options
  * - 404: the caller has not authorized this app, or it holds no token of the caller.
  *
  */
-export const revokeAuthorization = <ThrowOnError extends boolean = false>(options: Options<RevokeAuthorizationData, ThrowOnError>): RequestResult<RevokeAuthorizationResponses, RevokeAuthorizationErrors, ThrowOnError> => (options.client ?? client).delete<RevokeAuthorizationResponses, RevokeAuthorizationErrors, ThrowOnError>({
+export const revokeAuthorization = <ThrowOnError extends boolean = true>(options: Options<RevokeAuthorizationData, ThrowOnError>): RequestResult<RevokeAuthorizationResponses, RevokeAuthorizationErrors, ThrowOnError> => (options.client ?? client).delete<RevokeAuthorizationResponses, RevokeAuthorizationErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2162,7 +2162,7 @@ export const revokeAuthorization = <ThrowOnError extends boolean = false>(option
  *
  * The apps (OAuth clients) the caller registered with `createApp`, oldest first. Secrets are never shown.
  */
-export const listApps = <ThrowOnError extends boolean = false>(options?: Options<ListAppsData, ThrowOnError>): RequestResult<ListAppsResponses, ListAppsErrors, ThrowOnError> => (options?.client ?? client).get<ListAppsResponses, ListAppsErrors, ThrowOnError>({
+export const listApps = <ThrowOnError extends boolean = true>(options?: Options<ListAppsData, ThrowOnError>): RequestResult<ListAppsResponses, ListAppsErrors, ThrowOnError> => (options?.client ?? client).get<ListAppsResponses, ListAppsErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2188,7 +2188,7 @@ export const listApps = <ThrowOnError extends boolean = false>(options?: Options
  * - 422 `invalid_redirect_uri`: a redirect URI is not absolute, has a fragment, or has an unsafe scheme.
  *
  */
-export const createApp = <ThrowOnError extends boolean = false>(options: Options<CreateAppData, ThrowOnError>): RequestResult<CreateAppResponses, CreateAppErrors, ThrowOnError> => (options.client ?? client).post<CreateAppResponses, CreateAppErrors, ThrowOnError>({
+export const createApp = <ThrowOnError extends boolean = true>(options: Options<CreateAppData, ThrowOnError>): RequestResult<CreateAppResponses, CreateAppErrors, ThrowOnError> => (options.client ?? client).post<CreateAppResponses, CreateAppErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2215,7 +2215,7 @@ export const createApp = <ThrowOnError extends boolean = false>(options: Options
  * - 404: no app with this `client_id` was registered by the caller.
  *
  */
-export const deleteApp = <ThrowOnError extends boolean = false>(options: Options<DeleteAppData, ThrowOnError>): RequestResult<DeleteAppResponses, DeleteAppErrors, ThrowOnError> => (options.client ?? client).delete<DeleteAppResponses, DeleteAppErrors, ThrowOnError>({
+export const deleteApp = <ThrowOnError extends boolean = true>(options: Options<DeleteAppData, ThrowOnError>): RequestResult<DeleteAppResponses, DeleteAppErrors, ThrowOnError> => (options.client ?? client).delete<DeleteAppResponses, DeleteAppErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',
@@ -2257,7 +2257,7 @@ export const deleteApp = <ThrowOnError extends boolean = false>(options: Options
  * `/oauth/sign-out` `POST`: another method answers `405` with `Allow`, as an HTML page.
  *
  */
-export const oauthAuthorize = <ThrowOnError extends boolean = false>(options: Options<OauthAuthorizeData, ThrowOnError>): RequestResult<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError> => (options.client ?? client).get<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError>({ url: '/oauth/authorize', ...options });
+export const oauthAuthorize = <ThrowOnError extends boolean = true>(options: Options<OauthAuthorizeData, ThrowOnError>): RequestResult<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError> => (options.client ?? client).get<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError>({ url: '/oauth/authorize', ...options });
 
 /**
  * Get tokens (code exchange, refresh, password)
@@ -2279,7 +2279,7 @@ export const oauthAuthorize = <ThrowOnError extends boolean = false>(options: Op
  * header or `access_token` query parameter). Errors are RFC 6749 JSON, never problem details.
  *
  */
-export const oauthToken = <ThrowOnError extends boolean = false>(options: Options<OauthTokenData, ThrowOnError>): RequestResult<OauthTokenResponses, OauthTokenErrors, ThrowOnError> => (options.client ?? client).post<OauthTokenResponses, OauthTokenErrors, ThrowOnError>({
+export const oauthToken = <ThrowOnError extends boolean = true>(options: Options<OauthTokenData, ThrowOnError>): RequestResult<OauthTokenResponses, OauthTokenErrors, ThrowOnError> => (options.client ?? client).post<OauthTokenResponses, OauthTokenErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
     url: '/oauth/token',
     ...options,
@@ -2297,7 +2297,7 @@ export const oauthToken = <ThrowOnError extends boolean = false>(options: Option
  * that token. The answer is `200` also for a token that is unknown or already revoked.
  *
  */
-export const oauthRevoke = <ThrowOnError extends boolean = false>(options: Options<OauthRevokeData, ThrowOnError>): RequestResult<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError> => (options.client ?? client).post<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError>({
+export const oauthRevoke = <ThrowOnError extends boolean = true>(options: Options<OauthRevokeData, ThrowOnError>): RequestResult<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError> => (options.client ?? client).post<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
     url: '/oauth/revoke',
     ...options,
@@ -2322,7 +2322,7 @@ export const oauthRevoke = <ThrowOnError extends boolean = false>(options: Optio
  * (`{error, error_description}`), never problem details.
  *
  */
-export const oauthRegister = <ThrowOnError extends boolean = false>(options: Options<OauthRegisterData, ThrowOnError>): RequestResult<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError> => (options.client ?? client).post<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError>({
+export const oauthRegister = <ThrowOnError extends boolean = true>(options: Options<OauthRegisterData, ThrowOnError>): RequestResult<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError> => (options.client ?? client).post<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError>({
     url: '/oauth/register',
     ...options,
     headers: {
@@ -2336,7 +2336,7 @@ export const oauthRegister = <ThrowOnError extends boolean = false>(options: Opt
  *
  * Where the OAuth endpoints are and what they support.
  */
-export const oauthMetadata = <ThrowOnError extends boolean = false>(options?: Options<OauthMetadataData, ThrowOnError>): RequestResult<OauthMetadataResponses, OauthMetadataErrors, ThrowOnError> => (options?.client ?? client).get<OauthMetadataResponses, OauthMetadataErrors, ThrowOnError>({ url: '/.well-known/oauth-authorization-server', ...options });
+export const oauthMetadata = <ThrowOnError extends boolean = true>(options?: Options<OauthMetadataData, ThrowOnError>): RequestResult<OauthMetadataResponses, OauthMetadataErrors, ThrowOnError> => (options?.client ?? client).get<OauthMetadataResponses, OauthMetadataErrors, ThrowOnError>({ url: '/.well-known/oauth-authorization-server', ...options });
 
 /**
  * Protected resource metadata (RFC 9728)
@@ -2345,7 +2345,7 @@ export const oauthMetadata = <ThrowOnError extends boolean = false>(options?: Op
  * the `/mcp` path form; both answer the same). Public, cacheable for an hour.
  *
  */
-export const oauthProtectedResource = <ThrowOnError extends boolean = false>(options?: Options<OauthProtectedResourceData, ThrowOnError>): RequestResult<OauthProtectedResourceResponses, OauthProtectedResourceErrors, ThrowOnError> => (options?.client ?? client).get<OauthProtectedResourceResponses, OauthProtectedResourceErrors, ThrowOnError>({ url: '/.well-known/oauth-protected-resource', ...options });
+export const oauthProtectedResource = <ThrowOnError extends boolean = true>(options?: Options<OauthProtectedResourceData, ThrowOnError>): RequestResult<OauthProtectedResourceResponses, OauthProtectedResourceErrors, ThrowOnError> => (options?.client ?? client).get<OauthProtectedResourceResponses, OauthProtectedResourceErrors, ThrowOnError>({ url: '/.well-known/oauth-protected-resource', ...options });
 
 /**
  * Protected resource metadata of /mcp (RFC 9728, path form)
@@ -2354,7 +2354,7 @@ export const oauthProtectedResource = <ThrowOnError extends boolean = false>(opt
  * the `/mcp` path form; both answer the same). Public, cacheable for an hour.
  *
  */
-export const oauthProtectedResourceMcp = <ThrowOnError extends boolean = false>(options?: Options<OauthProtectedResourceMcpData, ThrowOnError>): RequestResult<OauthProtectedResourceMcpResponses, OauthProtectedResourceMcpErrors, ThrowOnError> => (options?.client ?? client).get<OauthProtectedResourceMcpResponses, OauthProtectedResourceMcpErrors, ThrowOnError>({ url: '/.well-known/oauth-protected-resource/mcp', ...options });
+export const oauthProtectedResourceMcp = <ThrowOnError extends boolean = true>(options?: Options<OauthProtectedResourceMcpData, ThrowOnError>): RequestResult<OauthProtectedResourceMcpResponses, OauthProtectedResourceMcpErrors, ThrowOnError> => (options?.client ?? client).get<OauthProtectedResourceMcpResponses, OauthProtectedResourceMcpErrors, ThrowOnError>({ url: '/.well-known/oauth-protected-resource/mcp', ...options });
 
 /**
  * Send an MCP message (Model Context Protocol, Streamable HTTP)
@@ -2384,7 +2384,7 @@ export const oauthProtectedResourceMcp = <ThrowOnError extends boolean = false>(
  * (the problem code): -32700 for a body that is not JSON, -32600 otherwise.
  *
  */
-export const mcpMessage = <ThrowOnError extends boolean = false>(options: Options<McpMessageData, ThrowOnError>): RequestResult<McpMessageResponses, McpMessageErrors, ThrowOnError> => (options.client ?? client).post<McpMessageResponses, McpMessageErrors, ThrowOnError>({
+export const mcpMessage = <ThrowOnError extends boolean = true>(options: Options<McpMessageData, ThrowOnError>): RequestResult<McpMessageResponses, McpMessageErrors, ThrowOnError> => (options.client ?? client).post<McpMessageResponses, McpMessageErrors, ThrowOnError>({
     security: [{
             key: 'bearerAuth',
             scheme: 'bearer',

@@ -86,14 +86,14 @@ describe('the generated client', () => {
     const merged = await updatePage({ client, path, body: { page: { content: '<p>one</p>\n<p>two</p>\n<p>THREE</p>', base_version: read } }, throwOnError: true });
     expect(merged.data.content).toBe('<p>ONE</p>\n<p>two</p>\n<p>THREE</p>');
     expect(merged.data.merge).toEqual({ base_version: 1, merged_over: [2], result: 'merged' });
-    const refused = await updatePage({ client, path, query: { on_conflict: 'fail' }, body: { page: { content: '<p>1</p>', base_version: read } } });
+    const refused = await updatePage({ client, path, query: { on_conflict: 'fail' }, body: { page: { content: '<p>1</p>', base_version: read } }, throwOnError: false });
     expect(refused.response?.status).toBe(409);
     expect(refused.error).toMatchObject({ code: 'edit_conflict', latest_version: 3, latest_content: merged.data.content, conflicts: [] });
   });
 
   it('gets problem details as typed errors', async () => {
     const outsider = await makeUser(app, 'carol');
-    const result = await getNote({ client: clientFor(outsider), path: { team: 'sdk-team', note: 'sdk-note' } });
+    const result = await getNote({ client: clientFor(outsider), path: { team: 'sdk-team', note: 'sdk-note' }, throwOnError: false });
     expect(result.response?.status).toBe(404);
     expect(result.error).toMatchObject({ status: 404, code: 'not_found' });
   });

@@ -8,7 +8,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -290,4 +290,37 @@ print({ username: me.username, scope: tokens.scope, refreshable: typeof tokens.r
     });
     expect(result).toMatchObject({ username: member.user.username, scope: 'read', refreshable: 'string', write: 'insufficient_scope' });
   });
+});
+
+describe('the SDK README', () => {
+  it('every TypeScript example type-checks against the package', async () => {
+    const readme = readFileSync(path.join(root, 'sdk', 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(6);
+    const folder = path.join(scratch, 'readme');
+    mkdirSync(folder);
+    // what the examples take as given (a program's own values), declared when an example does not make them itself
+    const given: Record<string, string> = {
+      client: `import type { NotesClient } from '@notes-service/sdk';\ndeclare const client: NotesClient;`,
+      edited: 'declare const edited: string;',
+      rawBody: 'declare const rawBody: string;',
+      webhookSecret: 'declare const webhookSecret: string;',
+      request: 'declare const request: { headers: Record<string, string> };',
+      baseUrl: 'declare const baseUrl: string;',
+      clientId: 'declare const clientId: string;',
+      save: 'declare const save: (tokens: unknown) => void;',
+    };
+    blocks.forEach((block, index) => {
+      const declared = (name: string) => new RegExp(`\\b(const|let)\\s+${name}\\b|import\\s*\\{[^}]*\\b${name}\\b`).test(block);
+      const prelude = Object.entries(given).filter(([name]) => new RegExp(`\\b${name}\\b`).test(block) && !declared(name)).map(([, line]) => line);
+      writeFileSync(path.join(folder, `example-${index}.ts`), `${prelude.join('\n')}\n${block}\nexport {};\n`);
+    });
+    writeFileSync(path.join(folder, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [path.join(root, 'node_modules', '@types')] },
+      include: ['*.ts'],
+    }));
+    // the package installed in the scratch folder, as a stranger's program finds it
+    const tsc = await run(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', folder], { cwd: folder }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }));
+    expect(tsc.stdout).toBe('');
+  }, 60_000);
 });
