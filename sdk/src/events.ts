@@ -41,12 +41,12 @@ export async function* events(client: NotesClient, options: EventsOptions = {}):
       let response: Response;
       try {
         response = await send(url, { headers, signal });
-      } catch (error) {
+      } catch {
+        // refused or cut before an answer: try again after a backoff
         if (signal.aborted) return;
         failures += 1;
         await sleep(backoff(backoffMs, Math.min(failures, 8)), signal).catch(() => undefined);
         continue;
-        void error;
       }
       if (response.status === 429 || response.status >= 500) {
         failures += 1;
@@ -73,11 +73,10 @@ export async function* events(client: NotesClient, options: EventsOptions = {}):
           const data = JSON.parse(event.data) as Record<string, unknown>;
           yield (event.event === 'truncated' ? { id: Number(event.id ?? lastId ?? 0), type: 'truncated', ...data } : data) as StreamEvent;
         }
-      } catch (error) {
+      } catch {
         if (signal.aborted) return;
         // the connection broke mid-stream: reconnect from the last id
         failures += 1;
-        void error;
       }
       if (!signal.aborted) await sleep(backoff(backoffMs, Math.min(failures, 8)), signal).catch(() => undefined);
     }
