@@ -98,6 +98,11 @@ export const deleteNote = <ThrowOnError extends boolean = true>(options: Options
  * Anyone signed in may read a note that is not private; a private note only members of its team. 404 when the
  * note does not exist in the team, or is private and the caller is not in its team.
  *
+ * With `at`, the note is answered for that moment (`at` in the answer; its pages then: `listPages` and `getPage`
+ * with the same `at`). Its own fields (title, description, settings) are today's: their history is not kept.
+ *
+ * - 422 `at_in_future`, `at_before_note`: see `at`.
+ *
  */
 export const getNote = <ThrowOnError extends boolean = true>(options: Options<GetNoteData, ThrowOnError>): RequestResult<GetNoteResponses, GetNoteErrors, ThrowOnError> => (options.client ?? client).get<GetNoteResponses, GetNoteErrors, ThrowOnError>({
     security: [{
@@ -352,7 +357,12 @@ export const deleteNoteComment = <ThrowOnError extends boolean = true>(options: 
  * the first page of the list on by the pages' stored sizes, so each is the same whichever is asked for: read on
  * until `last_page` to see every page once.
  *
+ * With `at`, the pages as they were at that moment (see the parameter), in the same orders and pages of results:
+ * the tree then, each page's version then (`updated_at` is that version's time), pages deleted since included and
+ * pages created later left out; `parent` must name a page of the tree then.
+ *
  * - 404: the note does not exist or is not readable, or `parent` is not a page of this note.
+ * - 422 `at_in_future`, `at_before_note`: see `at`.
  *
  */
 export const listPages = <ThrowOnError extends boolean = true>(options: Options<ListPagesData, ThrowOnError>): RequestResult<ListPagesResponses, ListPagesErrors, ThrowOnError> => (options.client ?? client).get<ListPagesResponses, ListPagesErrors, ThrowOnError>({
@@ -434,7 +444,13 @@ export const deletePage = <ThrowOnError extends boolean = true>(options: Options
  * The page with its direct children and its parent. Same visibility as `getNote`. The `ETag` header identifies
  * the page's current version, for `If-Match` on a later update.
  *
- * - 404: the note does not exist or is not readable, or the page is not in this note.
+ * With `at`, the page as it was at that moment (see the parameter): its version then, its parent, children and
+ * path in the tree then; a page deleted since is shown as it was. Its `ETag` then names that version
+ * (`"page-<id>-at-<version>"`), which no write accepts.
+ *
+ * - 404: the note does not exist or is not readable, or the page is not in this note (with `at`: was not in it
+ * at that moment).
+ * - 422 `at_in_future`, `at_before_note`: see `at`.
  *
  */
 export const getPage = <ThrowOnError extends boolean = true>(options: Options<GetPageData, ThrowOnError>): RequestResult<GetPageResponses, GetPageErrors, ThrowOnError> => (options.client ?? client).get<GetPageResponses, GetPageErrors, ThrowOnError>({

@@ -220,6 +220,12 @@ export type Note = {
      *
      */
     matches?: Array<SearchMatch>;
+    /**
+     * Only in answers to a read with `at` (`getNote`, `listPages`, `getPage`): the moment the answer shows, as
+     * given. Without it the answer is the note as it is now.
+     *
+     */
+    at?: string;
     model: 'note';
 };
 
@@ -308,6 +314,12 @@ export type Page = {
     version: number;
     merge?: PageMergeResult;
     proposal?: PageProposal;
+    /**
+     * Only in answers to a read with `at` (`getNote`, `listPages`, `getPage`): the moment the answer shows, as
+     * given. Without it the answer is the page as it is now.
+     *
+     */
+    at?: string;
     model: 'page';
 };
 
@@ -991,6 +1003,9 @@ export type Problem = {
      * | `invalid_page_version` | 422 | a page version given is not one of the fork's, or two are of the same page, or a request proposes nothing |
      * | `invalid_deleted_page` | 422 | a page in `deleted_pages` is not a page of the original that the fork deleted, or is given twice |
      * | `work_in_progress` | 422 | the request is a work in progress (draft): open it before merging |
+     * | `fork_missing` | 422 | the request came with an imported note, without its fork: it cannot be merged |
+     * | `at_in_future` | 422 | `at` names a moment after the request arrived |
+     * | `at_before_note` | 422 | `at` names a moment before the note was created |
      * | `invalid_event_type` | 400 | `types` of the change stream names a type that does not exist |
      * | `rate_limited` | 429 | the token's request budget is spent (`Retry-After` says for how long) |
      * | `too_many_streams` | 429 | the token already holds the most open change streams it may (`Retry-After`) |
@@ -1000,7 +1015,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'proposals_only' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'proposals_only' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'fork_missing' | 'at_in_future' | 'at_before_note' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -2168,6 +2183,23 @@ export type IfMatch = string;
 export type ClientId = string;
 
 /**
+ * Read the note as it was at this moment (RFC 3339, e.g. `2026-11-01T09:30:00Z`): the page tree then (each page's
+ * parent, position and title), each page's version then, pages deleted since shown and pages created later absent
+ * (a page that did not exist then: 404). Read-only; who may read is decided by today's permissions. The answer
+ * carries the moment it shows in `at`.
+ *
+ * Versions are known to the second (their `created_at`); a page's place in the tree is known from the moment it was
+ * created, or, for pages created before tree history was recorded (migration 0022), from the migration on: before
+ * it, such a page is shown where it sat at the migration.
+ *
+ * - 400: not an RFC 3339 date-time.
+ * - 422 `at_in_future`: a moment after the request arrived.
+ * - 422 `at_before_note`: a moment before the note was created.
+ *
+ */
+export type At = string;
+
+/**
  * What to do when `page[base_version]` is older than the page's current version (the same as the body field
  * `on_conflict`, which wins when both are given): `merge` (the default) merges three ways, `fail` answers
  * `409 edit_conflict` without trying, `overwrite` lets the write win. Ignored without `page[base_version]`.
@@ -2290,8 +2322,8 @@ export type CreateNoteErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2416,7 +2448,24 @@ export type GetNoteData = {
          */
         note: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Read the note as it was at this moment (RFC 3339, e.g. `2026-11-01T09:30:00Z`): the page tree then (each page's
+         * parent, position and title), each page's version then, pages deleted since shown and pages created later absent
+         * (a page that did not exist then: 404). Read-only; who may read is decided by today's permissions. The answer
+         * carries the moment it shows in `at`.
+         *
+         * Versions are known to the second (their `created_at`); a page's place in the tree is known from the moment it was
+         * created, or, for pages created before tree history was recorded (migration 0022), from the migration on: before
+         * it, such a page is shown where it sat at the migration.
+         *
+         * - 400: not an RFC 3339 date-time.
+         * - 422 `at_in_future`: a moment after the request arrived.
+         * - 422 `at_before_note`: a moment before the note was created.
+         *
+         */
+        at?: string;
+    };
     url: '/api/v1/{team}/{note}';
 };
 
@@ -2440,6 +2489,14 @@ export type GetNoteErrors = {
      *
      */
     404: Problem;
+    /**
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
+     *
+     */
+    422: Problem;
     /**
      * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
      * seconds in `Retry-After`.
@@ -2537,8 +2594,8 @@ export type UpdateNoteViaPatchErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2639,8 +2696,8 @@ export type UpdateNoteErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2806,8 +2863,8 @@ export type CreateForkErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -2903,8 +2960,8 @@ export type PullForkErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3070,8 +3127,8 @@ export type CreateNoteCommentErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3204,6 +3261,22 @@ export type ListPagesData = {
     };
     query?: {
         /**
+         * Read the note as it was at this moment (RFC 3339, e.g. `2026-11-01T09:30:00Z`): the page tree then (each page's
+         * parent, position and title), each page's version then, pages deleted since shown and pages created later absent
+         * (a page that did not exist then: 404). Read-only; who may read is decided by today's permissions. The answer
+         * carries the moment it shows in `at`.
+         *
+         * Versions are known to the second (their `created_at`); a page's place in the tree is known from the moment it was
+         * created, or, for pages created before tree history was recorded (migration 0022), from the migration on: before
+         * it, such a page is shown where it sat at the migration.
+         *
+         * - 400: not an RFC 3339 date-time.
+         * - 422 `at_in_future`: a moment after the request arrived.
+         * - 422 `at_before_note`: a moment before the note was created.
+         *
+         */
+        at?: string;
+        /**
          * `all`: every page of the note; `root`: root pages only; a page id: the direct children of that page.
          */
         parent?: string;
@@ -3241,6 +3314,14 @@ export type ListPagesErrors = {
      *
      */
     404: Problem;
+    /**
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
+     *
+     */
+    422: Problem;
     /**
      * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
      * seconds in `Retry-After`.
@@ -3328,8 +3409,8 @@ export type CreatePageErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3466,7 +3547,24 @@ export type GetPageData = {
          */
         page: number;
     };
-    query?: never;
+    query?: {
+        /**
+         * Read the note as it was at this moment (RFC 3339, e.g. `2026-11-01T09:30:00Z`): the page tree then (each page's
+         * parent, position and title), each page's version then, pages deleted since shown and pages created later absent
+         * (a page that did not exist then: 404). Read-only; who may read is decided by today's permissions. The answer
+         * carries the moment it shows in `at`.
+         *
+         * Versions are known to the second (their `created_at`); a page's place in the tree is known from the moment it was
+         * created, or, for pages created before tree history was recorded (migration 0022), from the migration on: before
+         * it, such a page is shown where it sat at the migration.
+         *
+         * - 400: not an RFC 3339 date-time.
+         * - 422 `at_in_future`: a moment after the request arrived.
+         * - 422 `at_before_note`: a moment before the note was created.
+         *
+         */
+        at?: string;
+    };
     url: '/api/v1/{team}/{note}/{page}';
 };
 
@@ -3490,6 +3588,14 @@ export type GetPageErrors = {
      *
      */
     404: Problem;
+    /**
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
+     *
+     */
+    422: Problem;
     /**
      * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
      * seconds in `Retry-After`.
@@ -3617,8 +3723,8 @@ export type UpdatePageViaPatchErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3749,8 +3855,8 @@ export type UpdatePageErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -3928,8 +4034,8 @@ export type CreatePageCommentErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -4523,8 +4629,8 @@ export type CreateIssueErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -4781,8 +4887,8 @@ export type UpdateIssueErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -4880,8 +4986,8 @@ export type UpdateIssueViaPutErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5061,8 +5167,8 @@ export type CreateIssueCommentErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5252,8 +5358,8 @@ export type AddIssueTagsErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5423,8 +5529,8 @@ export type CreateRequestErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -5792,8 +5898,8 @@ export type MergeRequestErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -6317,8 +6423,8 @@ export type CreateTeamErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -6398,8 +6504,8 @@ export type DeleteTeamErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -6554,8 +6660,8 @@ export type UpdateTeamViaPatchErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -6650,8 +6756,8 @@ export type UpdateTeamErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -6815,8 +6921,8 @@ export type AddTeamUserErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -6912,8 +7018,8 @@ export type RemoveTeamUserErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -7084,8 +7190,8 @@ export type CreateWebhookErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -7322,8 +7428,8 @@ export type UpdateWebhookErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;
@@ -8694,8 +8800,8 @@ export type CreateAppErrors = {
     /**
      * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
      * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
-     * `default_team`, `invalid_base_version`: see the Problem schema) and the operation's description lists its cases. `errors` points at the
-     * fields. Nothing was changed.
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
      *
      */
     422: Problem;

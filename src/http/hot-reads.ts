@@ -10,11 +10,13 @@
 import type { RequestHandler } from 'express';
 import { hotReadKey, type HotReads } from '../cache/memory.ts';
 import { ifNoneMatchHits } from './etag.ts';
+import { readsThePast } from './invoke.ts';
 
 /** Serves a GET from the hot reads when one is kept for this token and path; otherwise the request goes on. */
 export function serveHotReads(hot: HotReads): RequestHandler {
   return async (req, res, next) => {
-    if (req.method !== 'GET' || !req.caller || !hot.live) return next();
+    // kept answers are reads of now: a read of the past (`?at=`) goes on to its operation
+    if (req.method !== 'GET' || !req.caller || !hot.live || readsThePast(req.query)) return next();
     const key = hotReadKey(req.caller.tokenId, req.path);
     if (!hot.get(key)) return next();
     // a change committed through another process before this request arrived is heard first (it drops the entry)

@@ -41,8 +41,11 @@ export async function invokeOperation(
   if (!req.caller) throw new Error('operation reached without an authenticated caller');
   const heardAtStart = services.memory.hot.mark();
   // a GET may be answered from memory: everything committed before it arrived is heard first (hot-reads.ts)
+  const pastRead = readsThePast(input.query);
   const [scope] = await Promise.all([
-    loadScope(definition.scope, req.em, req.caller, input.path),
+    // a read of the past (`at`) may name a page that is gone now: its scope is the note's, and the handler finds the
+    // page as it was (src/modules/pages/history.ts); who may read is decided by the note, as for any read
+    loadScope(definition.scope === 'page' && pastRead ? 'note' : definition.scope, req.em, req.caller, input.path),
     req.method === 'GET' ? services.memory.hot.sync() : undefined,
   ]);
   const authorizedHere = authorizeDeclared(scope, definition.action);
@@ -62,7 +65,8 @@ export async function invokeOperation(
     events: services.events,
   };
   const handle = definition.handle as (input: unknown, scope: unknown, context: HandlerContext) => Promise<unknown>;
-  const shared = req.method === 'GET' ? (definition.cache as Caching<unknown, unknown> | undefined)?.shared : undefined;
+  // what is kept in memory is the answer of now: a read of the past neither takes nor keeps it
+  const shared = req.method === 'GET' && !pastRead ? (definition.cache as Caching<unknown, unknown> | undefined)?.shared : undefined;
   try {
     const kept = shared?.get(services.memory, scope);
     if (kept) return { result: kept, scope, heardAtStart };
@@ -80,4 +84,9 @@ export async function invokeOperation(
     // what this process changed is forgotten before it answers (the database's announcement follows)
     if (req.method !== 'GET') services.memory.hot.forget(scopeTags(scope));
   }
+}
+
+/** Whether a request reads the note as it was at a moment (`?at=`, history.ts): never answered from, nor kept in, memory. */
+export function readsThePast(query: unknown): boolean {
+  return typeof query === 'object' && query !== null && (query as Record<string, unknown>).at !== undefined;
 }

@@ -9,7 +9,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import OpenApiValidator from 'express-openapi-validator';
 import type { OperationId } from '../../generated/operations.gen.ts';
 import { formCoercion } from './form-coercion.ts';
-import { invokeOperation } from './invoke.ts';
+import { invokeOperation, readsThePast } from './invoke.ts';
 import { Answer } from './answer.ts';
 import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 import { answeredNotModified } from './etag.ts';
@@ -152,7 +152,7 @@ export function bindOperation(definition: OperationDefinition<OperationId>, serv
     const input = { path: (req.params ?? {}) as Record<string, unknown>, query: req.query ?? {}, body: req.body, headers: readHeaders(req, parameters.headers) };
     const { result, scope, heardAtStart } = await invokeOperation(definition, services, req, res, input);
     const caching = definition.cache as Caching<unknown, unknown> | undefined;
-    if (caching && req.method === 'GET' && result instanceof Answer && result.etag !== undefined) {
+    if (caching && req.method === 'GET' && !readsThePast(req.query) && result instanceof Answer && result.etag !== undefined) {
       // kept whole, as it is sent, for this token and path (served before routing: hot-reads.ts)
       services.memory.hot.keep(hotReadKey(req.caller!.tokenId, req.path), { body: serialiseOnce(result.body), etag: result.etag }, caching.shows(scope), heardAtStart);
     }

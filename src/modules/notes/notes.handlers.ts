@@ -12,6 +12,7 @@ import { actorOf } from '../access/caller.ts';
 import { Note } from './note.entity.ts';
 import { presentNote, type NoteVariant } from './note.presenter.ts';
 import { NOTE_TEXT_BYTES } from './notes.repository.ts';
+import { momentOf } from '../pages/history.ts';
 import { loadNoteView, loadNoteViews, recentFirst } from './notes.loader.ts';
 import { createNote, deleteNote, updateNote } from './notes.service.ts';
 import { contributorOperations } from './contributors.handlers.ts';
@@ -73,7 +74,12 @@ export const noteOperations = {
     return answerWith(views.map((view) => presentNote(view, context.urls, 'read')), { list });
   }),
 
-  getNote: defineOperation('getNote', { scope: 'note', action: 'note.read' }, async (_input, scope, context) => present(context, scope.note, 'read')),
+  /** With `at`: the note for that moment (its pages then: listPages and getPage with the same `at`, history.ts). */
+  getNote: defineOperation('getNote', { scope: 'note', action: 'note.read' }, async ({ query }, scope, context) => {
+    const at = query.at === undefined ? undefined : momentOf(scope.note, query.at, Date.now());
+    const body = await present(context, scope.note, 'read');
+    return at ? { ...body, at: at.toISOString() } : body;
+  }),
 
   createNote: defineOperation('createNote', { scope: 'caller', action: 'team.createNote' }, async ({ body }, { caller }, context) => {
     const teamScope = await bodyTeam(context, caller, body.note.team);

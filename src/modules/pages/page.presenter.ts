@@ -8,9 +8,12 @@ export type PageHeading = Pick<Page, 'id' | 'title' | 'createdAt' | 'updatedAt'>
 /** A page with its path (titles from the root down, joined by ` / `). */
 export type PlacedPage = { page: PageHeading; path: string };
 
-/** A page with everything its presentation embeds, loaded by pages.loader.ts. */
+/** What a page's presentation shows of the page itself: its row now, or its version at a moment (history.ts). */
+export type PageShown = Pick<Page, 'id' | 'title' | 'createdAt' | 'updatedAt' | 'content' | 'versionSequence'>;
+
+/** A page with everything its presentation embeds, loaded by pages.loader.ts (or history.ts, as it was). */
 export type PageView = {
-  page: Page;
+  page: PageShown;
   path: string;
   /** The note, already presented (every page of a list shares it), and which of its pages is the cover. */
   note: NoteBody;

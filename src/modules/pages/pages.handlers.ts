@@ -7,7 +7,8 @@ import { defineOperation, noContent, readerOf, type HandlerContext } from '../..
 import { answerWith, type Answer } from '../../http/answer.ts';
 import { WAIT_FROM_BYTES } from '../../http/answer-gate.ts';
 import { pageCaching } from '../../cache/caching.ts';
-import type { PageScope } from '../access/scope.ts';
+import type { NoteScope, PageScope } from '../access/scope.ts';
+import { momentOf, orderedThen, pageThenEtag, treeThen, viewsThen } from './history.ts';
 import type { Note } from '../notes/note.entity.ts';
 import { Page } from './page.entity.ts';
 import { pageEtag, presentPage } from './page.presenter.ts';
@@ -81,12 +82,36 @@ async function update(context: HandlerContext, scope: PageScope, body: PageUpdat
   return written.merge ? answerWith({ ...answer.body, merge: written.merge }, { etag: answer.etag! }) : answer;
 }
 
+/** listPages with `at`: the same orders and pages of results over the tree then (history.ts). */
+async function listPagesThen(context: HandlerContext, note: Note, at: Date, parent: 'all' | 'root' | number, order: TreeOrder, page: number | undefined) {
+  const tree = await treeThen(readerOf(context), note, at);
+  if (typeof parent === 'number' && !tree.pages.has(parent)) throw notFound('parent page');
+  const ordered = orderedThen(tree, parent, order);
+  const results = budgetedPage({ page, per_page: PAGES_PER_LIST_PAGE }, ordered.map((entry) => entry.bytes), context.config.limits.listTextBytes);
+  await context.admit(results.bytes);
+  const views = await viewsThen(readerOf(context), note, tree, ordered.slice(results.offset, results.offset + results.limit));
+  const stamp = at.toISOString();
+  return { pages: views.map((view) => ({ ...presentPage(view, context.urls), at: stamp })), last_page: results.page >= results.last };
+}
+
+/** getPage with `at`: the page as it was then, deleted since or not; 404 when it was not in the note then. */
+async function getPageThen(context: HandlerContext, scope: NoteScope, pageId: number, atParam: string): Promise<Answer<PageBody>> {
+  const at = momentOf(scope.note, atParam, Date.now());
+  const tree = await treeThen(readerOf(context), scope.note, at);
+  const page = tree.pages.get(pageId);
+  if (!page) throw notFound('page');
+  const [view] = await viewsThen(readerOf(context), scope.note, tree, [page]);
+  await admitText(context, view!.page.content);
+  return answerWith({ ...presentPage(view!, context.urls), at: at.toISOString() }, { etag: pageThenEtag(page) });
+}
+
 export const pageOperations = {
   /** 20 pages per page of results; `parent` all (default), root or a page id; `order` a column, `-` reverses. */
   listPages: defineOperation('listPages', { scope: 'note', action: 'note.read' }, async ({ query }, { note, caller }, context) => {
     const { em } = context;
     const parentParam = query.parent ?? 'all';
     const parent: 'all' | 'root' | number = parentParam === 'all' || parentParam === 'root' ? parentParam : Number(parentParam);
+    if (query.at !== undefined) return listPagesThen(context, note, momentOf(note, query.at, Date.now()), parent, orders[query.order ?? 'position']!, query.page);
     if (typeof parent === 'number') {
       if (!Number.isSafeInteger(parent) || (await em.count(Page, { id: parent, note: note.id })) === 0) throw notFound('parent page');
     }
@@ -110,7 +135,9 @@ export const pageOperations = {
   }),
 
   /** Kept in memory while nothing it shows has changed (src/cache/caching.ts, `pageCaching`). */
-  getPage: defineOperation('getPage', { scope: 'page', action: 'note.read', cache: pageCaching }, async (_input, scope, context) => {
+  getPage: defineOperation('getPage', { scope: 'page', action: 'note.read', cache: pageCaching }, async ({ query, path }, scope, context) => {
+    // a read of the past names a page that may be gone now: its scope is the note's (invoke.ts, readsThePast)
+    if (query.at !== undefined) return getPageThen(context, scope as unknown as NoteScope, path.page, query.at);
     await admitText(context, scope.page.content);
     return answerWith(presentPage(await loadPageView(readerOf(context), scope.note, scope.page), context.urls), { etag: pageEtag(scope.page) });
   }),

@@ -17,7 +17,9 @@ const en = {
   notFoundTitle: 'Not found', notFoundText: 'There is nothing here, or you may not see it.', errorTitle: 'Something went wrong',
   home: 'Home', by: 'by', updated: 'updated', team: 'Team', note: 'Note', fork: 'Fork', classification: 'Standing', kind: 'Kind',
   into: 'into', noDiff: 'No change.', deleted: 'deleted', skipToContent: 'Skip to the content', breadcrumbs: 'Breadcrumbs',
-  pageTree: 'Page tree', main: 'Site',
+  pageTree: 'Page tree', main: 'Site', showNow: 'Show it as it is now',
+  /** The banner of a view of the note as it was (`?at=`). */
+  asItWas: (date: string) => `As it was on ${date}`,
   /** On a version saved by merge-on-write (PageVersion.merged_from_base). */
   mergedWith: (base: number) => `merged with version ${base}`,
   /** On what was made through an app (Via). */
@@ -38,7 +40,8 @@ const ja: Strings = {
   notFoundTitle: '見つかりません', notFoundText: 'ここには何もないか、見る権限がありません。', errorTitle: 'エラーが発生しました',
   home: 'ホーム', by: '作成者', updated: '更新', team: 'チーム', note: 'ノート', fork: 'フォーク', classification: '状況', kind: '種類',
   into: 'マージ先', noDiff: '変更はありません。', deleted: '削除', skipToContent: '本文へ移動', breadcrumbs: 'パンくずリスト',
-  pageTree: 'ページツリー', main: 'サイト',
+  pageTree: 'ページツリー', main: 'サイト', showNow: '現在の内容を表示',
+  asItWas: (date: string) => `${date} 時点の内容`,
   mergedWith: (base: number) => `バージョン ${base} とマージ`,
   via: (app: string) => `${app} 経由`,
 };

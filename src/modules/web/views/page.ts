@@ -3,7 +3,7 @@ import type { Page, PageSummary, PageVersion } from '../../../../generated/clien
 import { noteName } from '../../notes/note.presenter.ts';
 import { html, trusted, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
-import { noteCrumbs } from './note.ts';
+import { atMoment, noteCrumbs, pastBanner } from './note.ts';
 import { list, pager, stored, userLink, viaBadge, when } from './parts.ts';
 import { seg } from './view.ts';
 import type { View } from './view.ts';
@@ -30,7 +30,15 @@ export async function pageView(view: View, team: string, note: string, pageId: n
   const { t } = view.locale;
   const apiPath = `/${seg(team)}/${seg(note)}/${pageId}`;
   const path = { team, note, page: pageId };
-  const page = (await view.run('getPage', 'page', apiPath, path)).body;
+  const at = view.moment();
+  const page = (await view.run('getPage', 'page', apiPath, path, at === undefined ? {} : { at })).body;
+  // as it was: the page then, its place then, no comments (they are today's, and a page deleted since has none)
+  if (at !== undefined) {
+    return view.page({ title: page.title, crumbs: pageCrumbs(page), operation: 'getPage' }, html`${pastBanner(view.locale, at, page.html_url)}
+<article class="card"><h1>${page.title}</h1><p class="meta">${t.version} #${page.version} · ${t.updated} ${when(view.locale, page.updated_at)}</p>
+<div class="content">${stored(page.content)}</div></article>
+<nav class="card" aria-label="${t.children}"><h2>${t.children}</h2>${list(view.locale, (page.children ?? []).map((child) => html`<li><a href="${atMoment(child.html_url, at)}">${child.title}</a></li>`))}</nav>`);
+  }
   const comments = (await view.run('listPageComments', 'page', `${apiPath}/comments`, path, { per_page: 100 })).body;
   return view.page({ title: page.title, crumbs: pageCrumbs(page), operation: 'getPage' }, html`
 <article class="card"><h1>${page.title}</h1><p class="meta">${t.updated} ${when(view.locale, page.updated_at)} · <a href="${historyUrl(page)}">${t.history}</a></p>

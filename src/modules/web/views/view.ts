@@ -6,6 +6,7 @@ import type { ScopeKind } from '../../access/scope.ts';
 import type { Html } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { layout, type PageFrame } from '../layout.ts';
+import { HttpError } from '../../../http/errors.ts';
 import { runOperation, viewerOf, type Answer } from '../web.context.ts';
 
 export type View = {
@@ -19,7 +20,12 @@ export type View = {
   page(frame: Omit<PageFrame, 'locale' | 'urls' | 'viewer'>, body: Html): Html;
   /** A positive integer from the view's query (`page=2`), or `fallback`. */
   number(name: string, fallback: number): number;
+  /** The moment the view shows (`?at=`, RFC 3339: else 400), or undefined for now. */
+  moment(): string | undefined;
 };
+
+// RFC 3339 date-time, as the API's `at` takes it (format: date-time)
+const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 export function makeView(services: AppServices, req: Request, res: Response, locale: Locale): View {
   return {
@@ -32,6 +38,14 @@ export function makeView(services: AppServices, req: Request, res: Response, loc
     number(name, fallback) {
       const value = req.query[name];
       return typeof value === 'string' && /^[1-9][0-9]{0,5}$/.test(value) ? Number(value) : fallback;
+    },
+    moment() {
+      const value = req.query.at;
+      if (value === undefined) return undefined;
+      if (typeof value !== 'string' || !RFC_3339.test(value) || Number.isNaN(Date.parse(value))) {
+        throw new HttpError(400, 'validation_failed', '`at` must be an RFC 3339 date-time, such as 2026-11-01T09:30:00Z');
+      }
+      return value;
     },
   };
 }
