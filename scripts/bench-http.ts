@@ -27,9 +27,11 @@
 //   - events (scripts/lib/bench-events.ts): 200 open change streams during the page write load: writes/s with them
 //     ÷ without, and ÷ the floor; delivery p50/p99 from each write's answer to its event on every stream; RSS.
 //   - attachments: upload and download throughput of a 25 MiB file against `cp` of it (scripts/bench-attachments.ts).
+//   - history (scripts/lib/bench-history.ts): a note of 1,000 pages with 50 versions each read whole (listPages to
+//     its last page) as it was 30 days ago (`?at=`) and as it is now: ratio of the times (issue 23: <= 3).
 //   - search (scripts/lib/bench-search.ts): searchNotes p50 and p99, one request at a time, over 100,000 pages of
 //     mixed Japanese and English text, for 2-character Japanese words and English words; the index's build time and size.
-// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,events,attachments,search (default all),
+// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,events,attachments,history,search (default all),
 // BENCH_SECONDS (per round and side, default 3), BENCH_ROUNDS (default 3), BENCH_WARMUP_SECONDS (default 1),
 // BENCH_VERBOSE=1 (one line per autocannon run), BENCH_KEEP_DATA=1 (keep the PGlite data directory; PostgreSQL's goes).
 // Prints one line per measurement, then a summary; exits 1 when a goal is missed or a case could not run.
@@ -46,6 +48,7 @@ import { benchAttachments } from './bench-attachments.ts';
 import { benchEvents } from './lib/bench-events.ts';
 import { RSS_GOAL_MB, type Database } from './lib/bench-goals.ts';
 import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
+import { HISTORY_PAGES, HISTORY_RATIO_GOAL, HISTORY_VERSIONS, seedHistory, timeHistoryWalks } from './lib/bench-history.ts';
 import { currentBaseWrites, STALE_BEHIND, staleBaseWrites, type LoadRequest } from './lib/bench-write-sides.ts';
 
 // ------------------------------------------------------------------------------------------------ goals and cases
@@ -110,7 +113,7 @@ const DATABASES: Database[] = (() => {
   for (const name of list) if (name !== 'pglite' && name !== 'postgres') throw new Error(`BENCH_DB is pglite or postgres, got "${name}"`);
   return list as Database[];
 })();
-const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'events', 'attachments', 'search'];
+const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'events', 'attachments', 'history', 'search'];
 /** A page written while the write load runs is found by search within this, at p99 (milliseconds). */
 const SEARCH_LAG_GOAL_MS = 1000;
 /** searchNotes latency over 100,000 pages, one request at a time, milliseconds (issue 18: p50 40 ms on PGlite). */
@@ -830,6 +833,27 @@ async function runDatabase(database: Database): Promise<void> {
         baseUrl: service.baseUrl, token: seeded.tokens.bench, team: 'bench', workDir: dataDir, rounds: Math.max(ROUNDS, 3),
         report: (label, text) => report(database, label, text, 'report'),
       });
+    }
+    if (CASES.has('history')) {
+      const sql = new pg.Client(sqlConfig);
+      await sql.connect();
+      let history;
+      try {
+        history = await seedHistory(sql, 'bench');
+      } finally {
+        await sql.end();
+      }
+      report(database, `history: seed ${HISTORY_PAGES} pages x ${HISTORY_VERSIONS} versions`, `${history.seedSeconds.toFixed(1).padStart(6)} s  (set-based SQL)`, 'report');
+      const { now, then } = await timeHistoryWalks(service.baseUrl, seeded.tokens.bench, history, Math.max(ROUNDS, 3));
+      context.rssMax = Math.max(context.rssMax, rssMegabytes(service.pid) ?? 0);
+      const ratio = then.milliseconds / now.milliseconds;
+      const whole = now.pages === HISTORY_PAGES && then.pages === HISTORY_PAGES && now.failures + then.failures === 0;
+      report(database, 'history: the whole note 30 days ago vs now',
+        `at ${then.milliseconds.toFixed(0).padStart(5)} ms  now ${now.milliseconds.toFixed(0).padStart(5)} ms  ratio ${ratio.toFixed(2)}  goal <= ${HISTORY_RATIO_GOAL}  ` +
+          `(${then.requests} requests of listPages each, ${then.pages} pages${whole ? '' : `; now read ${now.pages}, ${now.failures + then.failures} failed`})`,
+        whole && ratio <= HISTORY_RATIO_GOAL ? 'ok' : 'FAIL');
+      report(database, 'history: its first page of results, new moment',
+        `at ${then.firstMilliseconds.toFixed(1).padStart(6)} ms  now ${now.firstMilliseconds.toFixed(1).padStart(6)} ms  (no goal: the tree then is read once per moment, then kept)`, 'report');
     }
     if (CASES.has('search')) {
       // last: its 100,000 pages would change what the other cases measure

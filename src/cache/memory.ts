@@ -5,6 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Urls } from '../http/urls.ts';
+import type { TreeThen } from '../modules/pages/history.ts';
 import type { TeamMembers } from '../modules/teams/team-members.ts';
 import { FeedCache } from './feed-cache.ts';
 import { PageViewCache } from './page-views.ts';
@@ -27,6 +28,8 @@ export type Memory = {
   teamMembers: FeedCache<TeamMembers>;
   /** Every note's page ids in tree order (tree.ts). */
   treeOrders: FeedCache<readonly number[]>;
+  /** Notes' trees at past moments, per note and moment (history.ts): a client reading a note then reads it page by page. */
+  treesThen: FeedCache<TreeThen>;
 };
 
 /**
@@ -40,9 +43,17 @@ function teamMembersBytes(members: TeamMembers): number {
   return bytes;
 }
 
+/** An upper bound of what a tree then holds (history.ts). */
+function treeThenBytes(tree: TreeThen): number {
+  let bytes = 256;
+  for (const page of tree.pages.values()) bytes += 500 + 2 * page.title.length;
+  return bytes;
+}
+
 /**
  * The caches, sharing `cacheBytes` (CACHE_BYTES): half for page views, a quarter for hot reads (mostly the very bytes
- * of the views they answer with), an eighth each for the members of teams and the page orders of notes.
+ * of the views they answer with), an eighth for the members of teams, a sixteenth each for the page orders of notes
+ * and their trees at past moments.
  */
 export function createMemory(changes: ChangeFeed, cacheBytes: number): Memory {
   const hotBytes = cacheBytes / 4;
@@ -52,7 +63,10 @@ export function createMemory(changes: ChangeFeed, cacheBytes: number): Memory {
     // a large team is read by every request about its notes: one may take half the share
     teamMembers: new FeedCache<TeamMembers>(changes, { entries: 10_000, bytes: cacheBytes / 8, largest: cacheBytes / 16, sizeOf: teamMembersBytes }),
     // a whole note's order is one entry, so one may take a quarter of the share (a note of many thousands of pages)
-    treeOrders: new FeedCache<readonly number[]>(changes, { entries: 1000, bytes: cacheBytes / 8, largest: cacheBytes / 32, sizeOf: (ids) => 64 + 8 * ids.length }),
+    treeOrders: new FeedCache<readonly number[]>(changes, { entries: 1000, bytes: cacheBytes / 16, largest: cacheBytes / 64, sizeOf: (ids) => 64 + 8 * ids.length }),
+    // a page then is an object of ten fields with its title, in a map and a list of siblings; one note may take the
+    // whole share (1 MiB of the default CACHE_BYTES holds a tree of about 2,000 pages)
+    treesThen: new FeedCache<TreeThen>(changes, { entries: 200, bytes: cacheBytes / 16, largest: cacheBytes / 16, sizeOf: treeThenBytes }),
   };
 }
 

@@ -82,6 +82,36 @@ describe('a page read costs a fixed number of queries', () => {
   });
 });
 
+describe('a read of the past costs a fixed number of statements', () => {
+  it('whatever the size of the note and the depth of the page: the tree then once per moment, the contents of what is shown', async () => {
+    const note = await makeNote(app, 'counter', reader.user, { slug: 'then' });
+    const base = '/api/v1/counter/then';
+    const small = await makePage(app, note, reader, { title: 'only', content: 'x' });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const before = new Date().toISOString();
+    await reader.client.get('/api/v1/me');
+    const measure = async (at: string) => {
+      // the team's members are kept in memory after a first read: count with them kept
+      await reader.client.get(`${base}/pages`);
+      return {
+        // a new moment reads the tree then; another read of the same moment finds it kept
+        first: await app.countQueries(async () => expect((await reader.client.get(`${base}/pages`, { query: { at } })).body.pages.length).toBeGreaterThan(0)),
+        again: await app.countQueries(async () => expect((await reader.client.get(`${base}/pages`, { query: { at } })).body.pages.length).toBeGreaterThan(0)),
+        page: await app.countQueries(async () => expect((await reader.client.get(`${base}/${small.id}`, { query: { at } })).status).toBe(200)),
+      };
+    };
+    const few = await measure(before);
+    let parent: number | undefined = small.id;
+    for (let depth = 1; depth <= 25; depth += 1) parent = (await makePage(app, note, reader, { title: `level ${depth}`, content: 'y', parent })).id;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const many = await measure(new Date().toISOString());
+    expect(many).toEqual(few);
+    // scope, the tree then (once per moment), the note's view, the contents shown
+    expect(few.again).toBe(few.first - 1);
+    expect(few.first).toBeLessThanOrEqual(5);
+  });
+});
+
 describe('a page write costs a fixed number of statements', () => {
   it('4 for a new title or content (scope, the write, the view, the members), with its version, change and entry', async () => {
     const note = await makeNote(app, 'counter', reader.user, { slug: 'written' });

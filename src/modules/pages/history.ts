@@ -3,6 +3,7 @@
 // scope was loaded as for any read). The tree comes in one statement (history.repository.ts), the contents of the
 // pages shown in one more, so a read of the past costs a fixed number of statements whatever the note's size.
 import type { Reader } from '../../cache/memory.ts';
+import { tags } from '../../cache/tags.ts';
 import { shared } from '../../http/json.ts';
 import { unprocessable } from '../errors.ts';
 import type { Note } from '../notes/note.entity.ts';
@@ -29,7 +30,23 @@ export function momentOf(note: Note, at: string, arrivedAt: number): Date {
 /** The note's tree at a moment: its pages then by id, and each parent's children in position order. */
 export type TreeThen = { at: Date; pages: Map<number, PageThen>; children: Map<number | null, PageThen[]> };
 
+/**
+ * Kept in memory per note and moment while the change feed says nothing of the note changed (a later change can
+ * still change what the past shows: a page's times, once it is changed after the moment), so a client reading the
+ * note as it was, page of results by page of results, has the tree read once.
+ */
 export async function treeThen(reader: Reader, note: Note, at: Date): Promise<TreeThen> {
+  const key = `${note.id} ${at.toISOString()}`;
+  const cache = reader.memory.treesThen;
+  const kept = reader.fresh ? undefined : cache.get(key);
+  if (kept) return kept;
+  const mark = cache.mark();
+  const tree = await readTreeThen(reader, note, at);
+  if (!reader.fresh) cache.keep(key, tree, [tags.note(note.id)], mark);
+  return tree;
+}
+
+async function readTreeThen(reader: Reader, note: Note, at: Date): Promise<TreeThen> {
   const rows = await pagesThen(reader.em, note.id, at);
   const pages = new Map(rows.map((page) => [page.id, page]));
   const children = new Map<number | null, PageThen[]>();

@@ -1,0 +1,99 @@
+// The `history` case of `make bench` (scripts/bench-http.ts): a note of 1,000 pages (100 top-level pages with 9
+// children each) with 50 versions each, one a day for 50 days, and every child moved to another parent 25 days ago,
+// seeded with set-based SQL (the tree history's rows backdated as the triggers of migration 0022 would have written
+// them). Then the whole note is read page of results by page of results (listPages until `last_page`), as it is now
+// and as it was 30 days ago (`?at=`), one request at a time; the goal (issue 23): reading it at a past moment costs
+// within 3x of reading it now. Both cost a fixed number of statements whatever the note's size (the tree then is one
+// statement, the contents of a page of results one more: src/modules/pages/history.ts).
+import type pg from 'pg';
+
+export const HISTORY_PAGES = 1000;
+export const HISTORY_VERSIONS = 50;
+/** Reading the note at a past moment ÷ reading it now, whole walks, median of the rounds. */
+export const HISTORY_RATIO_GOAL = 3;
+
+export type HistorySeed = { path: string; at: string; seedSeconds: number };
+
+export async function seedHistory(sql: pg.Client, team: string): Promise<HistorySeed> {
+  const started = performance.now();
+  const day = `interval '1 day'`;
+  const now = `date_trunc('second', now())`;
+  const note = (await sql.query<{ id: number; user_id: number }>(
+    `insert into notes (team_id, user_id, slug, title, description, created_at, updated_at)
+     select t.id, m.user_id, 'history', 'History', 'A note with a long history', ${now} - 52 * ${day}, ${now}
+       from teams t join memberships m on m.team_id = t.id and m.role = 'manager'
+      where t.name = $1 order by m.id limit 1
+     returning id, user_id`, [team])).rows[0]!;
+  await sql.query(`insert into pages (note_id, parent_id, position, title, content, version_sequence, created_at, updated_at)
+    select $1, null, g, 'Chapter ' || g, '', ${HISTORY_VERSIONS}, ${now} - 51 * ${day}, ${now} - ${day} from generate_series(1, 100) g`, [note.id]);
+  await sql.query(`insert into pages (note_id, parent_id, position, title, content, version_sequence, created_at, updated_at)
+    select $1, p.id, g, p.title || '.' || g, '', ${HISTORY_VERSIONS}, ${now} - 51 * ${day}, ${now} - ${day}
+      from pages p cross join generate_series(1, 9) g where p.note_id = $1 and p.parent_id is null`, [note.id]);
+  // version k of every page on day k (the last one yesterday), about 1 KB of text each; the page holds its last
+  await sql.query(`insert into page_versions (page_id, note_id, index, title, content, diff, user_id, created_at)
+    select p.id, $1, k, p.title, repeat('<p>Version ' || k || ' of page ' || p.id || ': some text of the page.</p>', 20), null, $2,
+           ${now} - (${HISTORY_VERSIONS} + 1 - k) * ${day}
+      from pages p cross join generate_series(1, ${HISTORY_VERSIONS}) k where p.note_id = $1`, [note.id, note.user_id]);
+  await sql.query(`update pages p set content = v.content from page_versions v
+    where v.page_id = p.id and v.index = ${HISTORY_VERSIONS} and p.note_id = $1`, [note.id]);
+  // the triggers wrote each page's place at the seed's time: backdate it to the page's creation, then move every
+  // child under the next chapter 25 days ago (the triggers write that row too; it is backdated the same way)
+  await sql.query(`update page_places set since = ${now} - 51 * ${day} where note_id = $1`, [note.id]);
+  await sql.query(`update pages c set parent_id = (select n.id from pages n join pages o on o.id = c.parent_id
+      where n.note_id = $1 and n.parent_id is null and n.position = o.position % 100 + 1)
+    where c.note_id = $1 and c.parent_id is not null`, [note.id]);
+  await sql.query(`update page_places set since = ${now} - 25 * ${day} where note_id = $1 and since > ${now} - 25 * ${day}`, [note.id]);
+  const [counts] = (await sql.query<{ pages: string; versions: string; places: string }>(`select
+      (select count(*) from pages where note_id = $1) as pages, (select count(*) from page_versions where note_id = $1) as versions,
+      (select count(*) from page_places where note_id = $1) as places`, [note.id])).rows;
+  const expected = `${HISTORY_PAGES}/${HISTORY_PAGES * HISTORY_VERSIONS}/${HISTORY_PAGES + 900}`;
+  if (`${counts!.pages}/${counts!.versions}/${counts!.places}` !== expected) {
+    throw new Error(`seeding the history: expected pages/versions/places ${expected}, got ${counts!.pages}/${counts!.versions}/${counts!.places}`);
+  }
+  await sql.query('analyze pages, page_versions, page_places');
+  const at = (await sql.query<{ at: Date }>(`select ${now} - 30 * ${day} as at`)).rows[0]!.at.toISOString();
+  return { path: `/api/v1/${team}/history/pages`, at, seedSeconds: (performance.now() - started) / 1000 };
+}
+
+export type Walk = { milliseconds: number; firstMilliseconds: number; requests: number; pages: number; failures: number };
+
+/** Reads every page of results of `path` (with `query`), one request after the other. */
+async function walk(baseUrl: string, token: string, path: string, query: string): Promise<Walk> {
+  const started = performance.now();
+  let requests = 0;
+  let pages = 0;
+  let failures = 0;
+  let firstMilliseconds = 0;
+  for (let page = 1; page <= 1000; page += 1) {
+    const response = await fetch(`${baseUrl}${path}?page=${page}${query}`, { headers: { Authorization: `Bearer ${token}` } });
+    requests += 1;
+    if (page === 1) firstMilliseconds = performance.now() - started;
+    if (response.status !== 200) {
+      failures += 1;
+      await response.arrayBuffer();
+      break;
+    }
+    const body = (await response.json()) as { pages: unknown[]; last_page: boolean };
+    pages += body.pages.length;
+    if (body.last_page) break;
+  }
+  return { milliseconds: performance.now() - started, firstMilliseconds, requests, pages, failures };
+}
+
+/** Whole walks now and at the moment, alternated, `rounds` times after one of each to warm up: medians. */
+export async function timeHistoryWalks(baseUrl: string, token: string, seed: HistorySeed, rounds: number): Promise<{ now: Walk; then: Walk }> {
+  const nows: Walk[] = [];
+  const thens: Walk[] = [];
+  for (let round = -1; round < rounds; round += 1) {
+    // a moment not read before in each round (a second apart): the walk pays for reading the tree then once, as a
+    // client reading the note at a new moment does (it is kept in memory for the walk's later pages)
+    const at = new Date(Date.parse(seed.at) + (round + 1) * 1000).toISOString();
+    const now = await walk(baseUrl, token, seed.path, '');
+    const then = await walk(baseUrl, token, seed.path, `&at=${encodeURIComponent(at)}`);
+    if (round < 0) continue;
+    nows.push(now);
+    thens.push(then);
+  }
+  const median = (walks: Walk[]) => [...walks].sort((a, b) => a.milliseconds - b.milliseconds)[walks.length >> 1]!;
+  return { now: median(nows), then: median(thens) };
+}
