@@ -30,8 +30,10 @@ export type Operations = {
   deleteWebhook: { method: 'delete'; path: '/api/v1/teams/{team}/webhooks/{id}'; data: Types.DeleteWebhookData; responses: Types.DeleteWebhookResponses };
   diffPageVersions: { method: 'get'; path: '/api/v1/{team}/{note}/{page}/histories/diff'; data: Types.DiffPageVersionsData; responses: Types.DiffPageVersionsResponses };
   downloadAttachment: { method: 'get'; path: '/api/v1/attachments/{id}'; data: Types.DownloadAttachmentData; responses: Types.DownloadAttachmentResponses };
+  exportNote: { method: 'get'; path: '/api/v1/{team}/{note}/export'; data: Types.ExportNoteData; responses: Types.ExportNoteResponses };
   getAttachment: { method: 'get'; path: '/api/v1/attachments/{id}.json'; data: Types.GetAttachmentData; responses: Types.GetAttachmentResponses };
   getIssue: { method: 'get'; path: '/api/v1/{team}/{note}/issues/{index}'; data: Types.GetIssueData; responses: Types.GetIssueResponses };
+  getJob: { method: 'get'; path: '/api/v1/jobs/{id}'; data: Types.GetJobData; responses: Types.GetJobResponses };
   getMe: { method: 'get'; path: '/api/v1/me'; data: Types.GetMeData; responses: Types.GetMeResponses };
   getNote: { method: 'get'; path: '/api/v1/{team}/{note}'; data: Types.GetNoteData; responses: Types.GetNoteResponses };
   getPage: { method: 'get'; path: '/api/v1/{team}/{note}/{page}'; data: Types.GetPageData; responses: Types.GetPageResponses };
@@ -40,6 +42,7 @@ export type Operations = {
   getTeam: { method: 'get'; path: '/api/v1/teams/{team}'; data: Types.GetTeamData; responses: Types.GetTeamResponses };
   getUser: { method: 'get'; path: '/api/v1/users/{username}'; data: Types.GetUserData; responses: Types.GetUserResponses };
   getWebhook: { method: 'get'; path: '/api/v1/teams/{team}/webhooks/{id}'; data: Types.GetWebhookData; responses: Types.GetWebhookResponses };
+  importNote: { method: 'post'; path: '/api/v1/teams/{team}/imports'; data: Types.ImportNoteData; responses: Types.ImportNoteResponses };
   listApps: { method: 'get'; path: '/api/v1/me/apps'; data: Types.ListAppsData; responses: Types.ListAppsResponses };
   listAttachments: { method: 'get'; path: '/api/v1/{team}/{note}/attachments'; data: Types.ListAttachmentsData; responses: Types.ListAttachmentsResponses };
   listAuthorizations: { method: 'get'; path: '/api/v1/me/authorizations'; data: Types.ListAuthorizationsData; responses: Types.ListAuthorizationsResponses };
@@ -126,8 +129,10 @@ export const operationList = [
   { id: 'deleteWebhook', method: 'delete', path: '/api/v1/teams/{team}/webhooks/{id}' },
   { id: 'diffPageVersions', method: 'get', path: '/api/v1/{team}/{note}/{page}/histories/diff' },
   { id: 'downloadAttachment', method: 'get', path: '/api/v1/attachments/{id}' },
+  { id: 'exportNote', method: 'get', path: '/api/v1/{team}/{note}/export' },
   { id: 'getAttachment', method: 'get', path: '/api/v1/attachments/{id}.json' },
   { id: 'getIssue', method: 'get', path: '/api/v1/{team}/{note}/issues/{index}' },
+  { id: 'getJob', method: 'get', path: '/api/v1/jobs/{id}' },
   { id: 'getMe', method: 'get', path: '/api/v1/me' },
   { id: 'getNote', method: 'get', path: '/api/v1/{team}/{note}' },
   { id: 'getPage', method: 'get', path: '/api/v1/{team}/{note}/{page}' },
@@ -136,6 +141,7 @@ export const operationList = [
   { id: 'getTeam', method: 'get', path: '/api/v1/teams/{team}' },
   { id: 'getUser', method: 'get', path: '/api/v1/users/{username}' },
   { id: 'getWebhook', method: 'get', path: '/api/v1/teams/{team}/webhooks/{id}' },
+  { id: 'importNote', method: 'post', path: '/api/v1/teams/{team}/imports' },
   { id: 'listApps', method: 'get', path: '/api/v1/me/apps' },
   { id: 'listAttachments', method: 'get', path: '/api/v1/{team}/{note}/attachments' },
   { id: 'listAuthorizations', method: 'get', path: '/api/v1/me/authorizations' },

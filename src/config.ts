@@ -82,6 +82,10 @@ export type Limits = {
   requestBodyBytes: number;
   pageContentBytes: number;
   attachmentBytes: number;
+  /** The largest note export zip an import takes (importNote, `import` of the admin command line). */
+  importBytes: number;
+  /** The most files a note export zip an import takes may hold. */
+  importEntries: number;
   pageTreeDepth: number;
   /**
    * Stored text (page content, version content and diff) one answer of a list carries at most: a list whose items
@@ -203,6 +207,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestBodyBytes: integer(env, 'LIMIT_REQUEST_BODY_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pageContentBytes: integer(env, 'LIMIT_PAGE_CONTENT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      importBytes: integer(env, 'LIMIT_IMPORT_BYTES', 256 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024),
+      importEntries: integer(env, 'LIMIT_IMPORT_ENTRIES', 200_000, 10, 10_000_000),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
       listTextBytes: integer(env, 'LIMIT_LIST_TEXT_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
       largeAnswers: integer(env, 'LIMIT_LARGE_ANSWERS', 1, 1, 1000),

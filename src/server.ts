@@ -16,6 +16,8 @@ import { readiness } from './modules/system/system.routes.ts';
 import { reindexIfEmpty } from './modules/search/search.indexer.ts';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.ts';
 import { ProjectionWorker } from './modules/events/projections.ts';
+import { failAbandonedJobs } from './modules/imports/jobs.repository.ts';
+import { STALE_SECONDS } from './modules/imports/jobs.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -77,6 +79,8 @@ async function main(): Promise<void> {
   try {
     const applied = await migrate(database.orm);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+    // imports a process that stopped left unfinished are failed (`interrupted`), so their users see why
+    await failAbandonedJobs(database.orm.em.fork(), { all: config.databaseUrl === undefined, staleSeconds: STALE_SECONDS });
     const movedBlobs = await moveAttachmentBlobs(database.orm.em.fork(), config);
     if (movedBlobs > 0) logger.info({ attachments: movedBlobs }, 'attachment bytes moved out of the database');
     // a database from before the search index (migration 0008) gets its index built once, here

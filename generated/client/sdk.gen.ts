@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { AddIssueTagsData, AddIssueTagsErrors, AddIssueTagsResponses, AddTeamUserData, AddTeamUserErrors, AddTeamUserResponses, CloseRequestData, CloseRequestErrors, CloseRequestResponses, CreateAppData, CreateAppErrors, CreateAppResponses, CreateAttachmentData, CreateAttachmentErrors, CreateAttachmentResponses, CreateForkData, CreateForkErrors, CreateForkResponses, CreateIssueCommentData, CreateIssueCommentErrors, CreateIssueCommentResponses, CreateIssueData, CreateIssueErrors, CreateIssueResponses, CreateNoteCommentData, CreateNoteCommentErrors, CreateNoteCommentResponses, CreateNoteData, CreateNoteErrors, CreateNoteResponses, CreatePageCommentData, CreatePageCommentErrors, CreatePageCommentResponses, CreatePageData, CreatePageErrors, CreatePageResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteAppData, DeleteAppErrors, DeleteAppResponses, DeleteAttachmentData, DeleteAttachmentErrors, DeleteAttachmentResponses, DeleteIssueCommentData, DeleteIssueCommentErrors, DeleteIssueCommentResponses, DeleteIssueData, DeleteIssueErrors, DeleteIssueResponses, DeleteNoteCommentData, DeleteNoteCommentErrors, DeleteNoteCommentResponses, DeleteNoteData, DeleteNoteErrors, DeleteNoteResponses, DeletePageCommentData, DeletePageCommentErrors, DeletePageCommentResponses, DeletePageData, DeletePageErrors, DeletePageResponses, DeleteTeamData, DeleteTeamErrors, DeleteTeamResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DiffPageVersionsData, DiffPageVersionsErrors, DiffPageVersionsResponses, DownloadAttachmentData, DownloadAttachmentErrors, DownloadAttachmentResponses, GetAttachmentData, GetAttachmentErrors, GetAttachmentResponses, GetIssueData, GetIssueErrors, GetIssueResponses, GetMeData, GetMeErrors, GetMeResponses, GetNoteData, GetNoteErrors, GetNoteResponses, GetPageData, GetPageErrors, GetPageResponses, GetPageVersionData, GetPageVersionErrors, GetPageVersionResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetTeamData, GetTeamErrors, GetTeamResponses, GetUserData, GetUserErrors, GetUserResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListAppsData, ListAppsErrors, ListAppsResponses, ListAttachmentsData, ListAttachmentsErrors, ListAttachmentsResponses, ListAuthorizationsData, ListAuthorizationsErrors, ListAuthorizationsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListContributorsData, ListContributorsErrors, ListContributorsResponses, ListIssueCommentsData, ListIssueCommentsErrors, ListIssueCommentsResponses, ListIssuesData, ListIssuesErrors, ListIssuesResponses, ListLogsData, ListLogsErrors, ListLogsResponses, ListMyIssuesData, ListMyIssuesErrors, ListMyIssuesResponses, ListNoteCommentsData, ListNoteCommentsErrors, ListNoteCommentsResponses, ListNotesData, ListNotesErrors, ListNotesResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPageCommentsData, ListPageCommentsErrors, ListPageCommentsResponses, ListPagesData, ListPagesErrors, ListPagesResponses, ListPageVersionsData, ListPageVersionsErrors, ListPageVersionsResponses, ListRequestsData, ListRequestsErrors, ListRequestsResponses, ListTeamNotesData, ListTeamNotesErrors, ListTeamNotesResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsernamesData, ListUsernamesErrors, ListUsernamesResponses, ListUserNotesData, ListUserNotesErrors, ListUserNotesResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, McpMessageData, McpMessageErrors, McpMessageResponses, MergeRequestData, MergeRequestErrors, MergeRequestResponses, OauthAuthorizeData, OauthAuthorizeErrors, OauthAuthorizeResponses, OauthMetadataData, OauthMetadataErrors, OauthMetadataResponses, OauthProtectedResourceData, OauthProtectedResourceErrors, OauthProtectedResourceMcpData, OauthProtectedResourceMcpErrors, OauthProtectedResourceMcpResponses, OauthProtectedResourceResponses, OauthRegisterData, OauthRegisterErrors, OauthRegisterResponses, OauthRevokeData, OauthRevokeErrors, OauthRevokeResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenRequestData, OpenRequestErrors, OpenRequestResponses, PullForkData, PullForkErrors, PullForkResponses, RemoveTeamUserData, RemoveTeamUserErrors, RemoveTeamUserResponses, RestorePageVersionData, RestorePageVersionErrors, RestorePageVersionResponses, RevokeAuthorizationData, RevokeAuthorizationErrors, RevokeAuthorizationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchNotesData, SearchNotesErrors, SearchNotesResponses, StreamEventsData, StreamEventsErrors, StreamEventsResponses, ToggleNotificationData, ToggleNotificationErrors, ToggleNotificationResponses, ToggleNotificationViaPutData, ToggleNotificationViaPutErrors, ToggleNotificationViaPutResponses, UpdateIssueData, UpdateIssueErrors, UpdateIssueResponses, UpdateIssueViaPutData, UpdateIssueViaPutErrors, UpdateIssueViaPutResponses, UpdateNoteData, UpdateNoteErrors, UpdateNoteResponses, UpdateNoteViaPatchData, UpdateNoteViaPatchErrors, UpdateNoteViaPatchResponses, UpdatePageData, UpdatePageErrors, UpdatePageResponses, UpdatePageViaPatchData, UpdatePageViaPatchErrors, UpdatePageViaPatchResponses, UpdateTeamData, UpdateTeamErrors, UpdateTeamResponses, UpdateTeamViaPatchData, UpdateTeamViaPatchErrors, UpdateTeamViaPatchResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.ts';
+import type { AddIssueTagsData, AddIssueTagsErrors, AddIssueTagsResponses, AddTeamUserData, AddTeamUserErrors, AddTeamUserResponses, CloseRequestData, CloseRequestErrors, CloseRequestResponses, CreateAppData, CreateAppErrors, CreateAppResponses, CreateAttachmentData, CreateAttachmentErrors, CreateAttachmentResponses, CreateForkData, CreateForkErrors, CreateForkResponses, CreateIssueCommentData, CreateIssueCommentErrors, CreateIssueCommentResponses, CreateIssueData, CreateIssueErrors, CreateIssueResponses, CreateNoteCommentData, CreateNoteCommentErrors, CreateNoteCommentResponses, CreateNoteData, CreateNoteErrors, CreateNoteResponses, CreatePageCommentData, CreatePageCommentErrors, CreatePageCommentResponses, CreatePageData, CreatePageErrors, CreatePageResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteAppData, DeleteAppErrors, DeleteAppResponses, DeleteAttachmentData, DeleteAttachmentErrors, DeleteAttachmentResponses, DeleteIssueCommentData, DeleteIssueCommentErrors, DeleteIssueCommentResponses, DeleteIssueData, DeleteIssueErrors, DeleteIssueResponses, DeleteNoteCommentData, DeleteNoteCommentErrors, DeleteNoteCommentResponses, DeleteNoteData, DeleteNoteErrors, DeleteNoteResponses, DeletePageCommentData, DeletePageCommentErrors, DeletePageCommentResponses, DeletePageData, DeletePageErrors, DeletePageResponses, DeleteTeamData, DeleteTeamErrors, DeleteTeamResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DiffPageVersionsData, DiffPageVersionsErrors, DiffPageVersionsResponses, DownloadAttachmentData, DownloadAttachmentErrors, DownloadAttachmentResponses, ExportNoteData, ExportNoteErrors, ExportNoteResponses, GetAttachmentData, GetAttachmentErrors, GetAttachmentResponses, GetIssueData, GetIssueErrors, GetIssueResponses, GetJobData, GetJobErrors, GetJobResponses, GetMeData, GetMeErrors, GetMeResponses, GetNoteData, GetNoteErrors, GetNoteResponses, GetPageData, GetPageErrors, GetPageResponses, GetPageVersionData, GetPageVersionErrors, GetPageVersionResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetTeamData, GetTeamErrors, GetTeamResponses, GetUserData, GetUserErrors, GetUserResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportNoteData, ImportNoteErrors, ImportNoteResponses, ListAppsData, ListAppsErrors, ListAppsResponses, ListAttachmentsData, ListAttachmentsErrors, ListAttachmentsResponses, ListAuthorizationsData, ListAuthorizationsErrors, ListAuthorizationsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListContributorsData, ListContributorsErrors, ListContributorsResponses, ListIssueCommentsData, ListIssueCommentsErrors, ListIssueCommentsResponses, ListIssuesData, ListIssuesErrors, ListIssuesResponses, ListLogsData, ListLogsErrors, ListLogsResponses, ListMyIssuesData, ListMyIssuesErrors, ListMyIssuesResponses, ListNoteCommentsData, ListNoteCommentsErrors, ListNoteCommentsResponses, ListNotesData, ListNotesErrors, ListNotesResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPageCommentsData, ListPageCommentsErrors, ListPageCommentsResponses, ListPagesData, ListPagesErrors, ListPagesResponses, ListPageVersionsData, ListPageVersionsErrors, ListPageVersionsResponses, ListRequestsData, ListRequestsErrors, ListRequestsResponses, ListTeamNotesData, ListTeamNotesErrors, ListTeamNotesResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsernamesData, ListUsernamesErrors, ListUsernamesResponses, ListUserNotesData, ListUserNotesErrors, ListUserNotesResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, McpMessageData, McpMessageErrors, McpMessageResponses, MergeRequestData, MergeRequestErrors, MergeRequestResponses, OauthAuthorizeData, OauthAuthorizeErrors, OauthAuthorizeResponses, OauthMetadataData, OauthMetadataErrors, OauthMetadataResponses, OauthProtectedResourceData, OauthProtectedResourceErrors, OauthProtectedResourceMcpData, OauthProtectedResourceMcpErrors, OauthProtectedResourceMcpResponses, OauthProtectedResourceResponses, OauthRegisterData, OauthRegisterErrors, OauthRegisterResponses, OauthRevokeData, OauthRevokeErrors, OauthRevokeResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenRequestData, OpenRequestErrors, OpenRequestResponses, PullForkData, PullForkErrors, PullForkResponses, RemoveTeamUserData, RemoveTeamUserErrors, RemoveTeamUserResponses, RestorePageVersionData, RestorePageVersionErrors, RestorePageVersionResponses, RevokeAuthorizationData, RevokeAuthorizationErrors, RevokeAuthorizationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchNotesData, SearchNotesErrors, SearchNotesResponses, StreamEventsData, StreamEventsErrors, StreamEventsResponses, ToggleNotificationData, ToggleNotificationErrors, ToggleNotificationResponses, ToggleNotificationViaPutData, ToggleNotificationViaPutErrors, ToggleNotificationViaPutResponses, UpdateIssueData, UpdateIssueErrors, UpdateIssueResponses, UpdateIssueViaPutData, UpdateIssueViaPutErrors, UpdateIssueViaPutResponses, UpdateNoteData, UpdateNoteErrors, UpdateNoteResponses, UpdateNoteViaPatchData, UpdateNoteViaPatchErrors, UpdateNoteViaPatchResponses, UpdatePageData, UpdatePageErrors, UpdatePageResponses, UpdatePageViaPatchData, UpdatePageViaPatchErrors, UpdatePageViaPatchResponses, UpdateTeamData, UpdateTeamErrors, UpdateTeamResponses, UpdateTeamViaPatchData, UpdateTeamViaPatchErrors, UpdateTeamViaPatchResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -270,6 +270,49 @@ export const pullFork = <ThrowOnError extends boolean = true>(options: Options<P
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Export a note as a zip
+ *
+ * The whole note with its history, as a zip made while it is sent (an addition to the contract, issue 23). Anyone
+ * who may read the note may export it (a `read` token is enough); a private note the caller may not read is 404.
+ * The format is described in `docs/note-export.md` of the service's source, and `note.json` follows the JSON Schema
+ * beside it, `docs/note-export.schema.json` (format version 1).
+ *
+ * `format=full` (the default) holds:
+ *
+ * - `note.json`: the note, every page it has or had since its history began (deleted pages included) with every
+ * version (title, content file, author, time, the request whose merge made it), its places in the tree over
+ * time, its comments; the tags; the issues with their tags and comments; the note's comments; the requests made
+ * to it with their pages; the attachments' metadata.
+ * - `pages/<page id>/<version>.html`: the content of each version of each page; `pages/<page id>/copy.html` for a
+ * page that has no version of its own (a fork's copy not changed since).
+ * - `requests/<index>/<n>.html`: the content the n-th page of a request proposes.
+ * - `attachments/<sha256>`: the bytes of each attachment, once however many attachments share them.
+ *
+ * `format=markdown` holds the pages as they are now, one Markdown file each with YAML front matter (`title`,
+ * `author`, `updated`), in folders of the tree (a page with children is a folder of its name holding its own file
+ * and its children); no history and no attachments.
+ *
+ * The same note exported twice gives the same bytes but for `exported_at` in `note.json`: the entries have a fixed
+ * time and a fixed order. What is written while an export runs is left out of it. A server builds a few exports
+ * at a time; more wait their turn before the answer starts. The answer is never compressed again
+ * (`Content-Encoding` is not used: a zip is compressed already).
+ *
+ */
+export const exportNote = <ThrowOnError extends boolean = true>(options: Options<ExportNoteData, ThrowOnError>): RequestResult<ExportNoteResponses, ExportNoteErrors, ThrowOnError> => (options.client ?? client).get<ExportNoteResponses, ExportNoteErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/{team}/{note}/export',
+    ...options
 });
 
 /**
@@ -1717,6 +1760,73 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = true>(optio
             type: 'http'
         }],
     url: '/api/v1/teams/{team}/webhooks/{id}/deliveries',
+    ...options
+});
+
+/**
+ * Import a note from its export
+ *
+ * Takes a note's export zip (the multipart part `file`: `note.json`, `pages/`, `requests/`, `attachments/`, the
+ * format `docs/note-export.schema.json` describes) and makes a new note of it in this team, with every page and
+ * every version (their authors, times and order), the tree's history, deleted pages, issues with tags and comments,
+ * note and page comments, requests and attachments. Managers of the team only.
+ * - The upload is streamed to a temporary file; the answer is `202` with a job (`getJob`) as soon as it is whole.
+ * The import runs after the answer, all or nothing: a bad archive fails the job with an `error.code` and leaves
+ * nothing behind.
+ * - Authors are matched by username; one with no user of that name here is recorded under the original name
+ * (`imported_author` on versions) and the row is the importing user's.
+ * - The new note takes the archive's name (slug), or the form field `name` when given (`name` empty: no slug).
+ * A name the team already uses fails the job with `name_taken` (or answers 409 at once when `name` is given).
+ * - 400 `validation_failed`: no part `file`, or a `name` that is not a note name; `malformed_body`: the body does
+ * not parse or was cut off.
+ * - 403: the caller is in the team but not a manager. 404: no team with this name.
+ * - 409 `name_taken`: the team already has a note named `name`.
+ * - 413 `payload_too_large`: the file is larger than `LIMIT_IMPORT_BYTES` (256 MiB by default); the answer comes
+ * as soon as the limit is passed and nothing is kept.
+ * - 415 `unsupported_media_type`: the body is not `multipart/form-data`.
+ *
+ */
+export const importNote = <ThrowOnError extends boolean = true>(options: Options<ImportNoteData, ThrowOnError>): RequestResult<ImportNoteResponses, ImportNoteErrors, ThrowOnError> => (options.client ?? client).post<ImportNoteResponses, ImportNoteErrors, ThrowOnError>({
+    ...formDataBodySerializer,
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/teams/{team}/imports',
+    ...options,
+    headers: {
+        'Content-Type': null,
+        ...options.headers
+    }
+});
+
+/**
+ * Get a job
+ *
+ * A job the caller started (an import, `importNote`): its state, its progress and, when it is done, the new note;
+ * when it failed, why. Poll it until `state` is `done` or `failed`.
+ * - `progress` goes from 0 to 100 while the job runs. On the embedded database the import holds the only
+ * connection while it writes, so this answer may wait until it ends.
+ * - A job left running by a server process that stopped is `failed` with `interrupted` when the server starts again.
+ * - 404: no such job, or one another user started.
+ *
+ */
+export const getJob = <ThrowOnError extends boolean = true>(options: Options<GetJobData, ThrowOnError>): RequestResult<GetJobResponses, GetJobErrors, ThrowOnError> => (options.client ?? client).get<GetJobResponses, GetJobErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/jobs/{id}',
     ...options
 });
 

@@ -451,6 +451,15 @@ export type PageVersion = {
      */
     merged_from_base: number | null;
     via?: Via;
+    /**
+     * For a version of an imported note (`importNote`) whose author has no user of that name here: the author as the
+     * export named them (`user` is then the user who imported the note). Null otherwise.
+     *
+     */
+    imported_author?: null | {
+        username: string;
+        name: string;
+    };
     model: 'page_version';
 };
 
@@ -722,9 +731,12 @@ export type Request = {
      */
     to_note: Note;
     /**
-     * The fork the changes come from; carries `user_id`, `pulled_at` and `forked`.
+     * The fork the changes come from; carries `user_id`, `pulled_at` and `forked`. Null for a request of an
+     * imported note (`importNote`): the export does not carry the fork, so such a request cannot be merged (422
+     * `fork_missing`).
+     *
      */
-    from_note: Note;
+    from_note: Note | null;
     /**
      * The user who opened the request.
      */
@@ -1956,6 +1968,62 @@ export type WebhookDelivery = {
 };
 
 /**
+ * Multipart body of `importNote`. Other parts are ignored.
+ */
+export type ImportUpload = {
+    /**
+     * The export zip (at most `LIMIT_IMPORT_BYTES`, 256 MiB by default).
+     */
+    file: Blob | File;
+    /**
+     * The new note's name (slug) instead of the archive's: 1-64 characters of `a-z 0-9 _ -`, not all digits; empty
+     * for none.
+     *
+     */
+    name?: string;
+    [key: string]: unknown;
+};
+
+/**
+ * Work the service does after answering (an import): `queued`, then `running` with `progress` 0-100, then `done`
+ * with the new `note`, or `failed` with an `error`.
+ *
+ */
+export type Job = {
+    /**
+     * The job's id (`getJob`).
+     */
+    id: number;
+    kind: 'import';
+    state: 'queued' | 'running' | 'done' | 'failed';
+    /**
+     * How much is done, in percent (100 once `done`).
+     */
+    progress: number;
+    /**
+     * The note the import made, once `done`; null before and when it failed.
+     */
+    note: null | Note;
+    /**
+     * Why it failed; null unless `failed`.
+     */
+    error: null | {
+        /**
+         * Stable: `not_a_zip`, `too_many_entries`, `too_large` (uncompressed size or ratio past the bounds: a zip
+         * bomb), `unsafe_path`, `missing_file`, `invalid_note_json` (not JSON, or not the schema; `detail` names
+         * the place), `unsupported_format_version`, `invalid_archive` (references that do not hold, a checksum
+         * that does not match), `name_taken`, `interrupted` (the server stopped), `internal`.
+         *
+         */
+        code: string;
+        detail: string;
+    };
+    created_at: string;
+    updated_at: string;
+    model: 'job';
+};
+
+/**
  * One change, as the change stream (`streamEvents`) and the webhooks send it: what happened, who did it, where, and
  * to what: ids, names and version numbers, never content. The fields that apply to the type are present; the others
  * are left out.
@@ -2989,6 +3057,77 @@ export type PullForkResponses = {
 };
 
 export type PullForkResponse = PullForkResponses[keyof PullForkResponses];
+
+export type ExportNoteData = {
+    body?: never;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * The note's slug, or its numeric id. A note without a slug is addressed only by its id; a note with a slug may be
+         * addressed by either. Slugs are never all digits, so a digits-only value is always an id.
+         *
+         */
+        note: string;
+    };
+    query?: {
+        /**
+         * `full` (default): everything with its history; `markdown`: the current pages as Markdown files.
+         */
+        format?: 'full' | 'markdown';
+    };
+    url: '/api/v1/{team}/{note}/export';
+};
+
+export type ExportNoteErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ExportNoteError = ExportNoteErrors[keyof ExportNoteErrors];
+
+export type ExportNoteResponses = {
+    /**
+     * The zip, sent as it is made (no `Content-Length`).
+     */
+    200: Blob | File;
+};
+
+export type ExportNoteResponse = ExportNoteResponses[keyof ExportNoteResponses];
 
 export type ListNoteCommentsData = {
     body?: never;
@@ -7539,6 +7678,153 @@ export type ListWebhookDeliveriesResponses = {
 };
 
 export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
+
+export type ImportNoteData = {
+    body: ImportUpload;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+    };
+    query?: never;
+    url: '/api/v1/teams/{team}/imports';
+};
+
+export type ImportNoteErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
+     * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
+     * conflicting regions), or a state change that
+     * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
+     *
+     */
+    409: Problem;
+    /**
+     * The request body is larger than allowed: 2 MiB in general, 25 MiB for an attachment upload
+     * (`payload_too_large`). Nothing was changed.
+     *
+     */
+    413: Problem;
+    /**
+     * The body's `Content-Type` is not one this operation accepts (`unsupported_media_type`).
+     *
+     */
+    415: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ImportNoteError = ImportNoteErrors[keyof ImportNoteErrors];
+
+export type ImportNoteResponses = {
+    /**
+     * The upload is whole; the import runs as this job.
+     */
+    202: Job;
+};
+
+export type ImportNoteResponse = ImportNoteResponses[keyof ImportNoteResponses];
+
+export type GetJobData = {
+    body?: never;
+    path: {
+        /**
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{id}';
+};
+
+export type GetJobErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type GetJobError = GetJobErrors[keyof GetJobErrors];
+
+export type GetJobResponses = {
+    /**
+     * The job.
+     */
+    200: Job;
+};
+
+export type GetJobResponse = GetJobResponses[keyof GetJobResponses];
 
 export type GetMeData = {
     body?: never;

@@ -10,6 +10,8 @@
 //   npm run admin -- list-clients
 //   npm run admin -- delete-client <client id>
 //   npm run admin -- reindex
+//   npm run admin -- export <team>/<note> [--format full|markdown] > note.zip   (export-note.ts)
+//   npm run admin -- import <team> [--as USERNAME] [--name NAME] < note.zip   (import-note.ts)
 //
 // reindex rebuilds the search index from the notes, pages, issues and comments (src/modules/search), in one
 // transaction, and prints what it indexed, the time it took and the index's size.
@@ -29,6 +31,8 @@ import { User } from '../modules/users/user.entity.ts';
 import { readPassword } from './read-password.ts';
 import { createUser, findUserByUsername } from '../modules/users/users.service.ts';
 import { reindex } from '../modules/search/search.indexer.ts';
+import { exportToStandardOutput } from './export-note.ts';
+import { importFromStandardInput } from './import-note.ts';
 
 const usage = `usage:
   npm run admin -- create-user <username> [--name NAME] [--lang en|ja]
@@ -39,7 +43,9 @@ const usage = `usage:
   npm run admin -- create-client <name> --redirect-uri URI [--redirect-uri URI...] [--confidential|--public] [--first-party] [--proposals]
   npm run admin -- list-clients
   npm run admin -- delete-client <client id>
-  npm run admin -- reindex`;
+  npm run admin -- reindex
+  npm run admin -- export <team>/<note> [--format full|markdown] > note.zip   (the note's export zip; progress on a terminal)
+  npm run admin -- import <team> [--as USERNAME] [--name NAME] < note.zip   (a note's export zip; progress on a terminal)`;
 
 class UsageError extends Error {}
 
@@ -78,6 +84,8 @@ async function run(argv: string[]): Promise<number> {
     return command ? 0 : 2;
   }
   const commands = ['create-user', 'create-token', 'list-users', 'revoke-token', 'set-password', 'create-client', 'list-clients', 'delete-client', 'reindex'];
+  commands.push('import');
+  commands.push('export');
   if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
   const config = loadConfig();
   if (config.databaseUrl) process.stderr.write(`admin: using PostgreSQL at ${describeDatabaseUrl(config.databaseUrl)}\n`);
@@ -198,6 +206,30 @@ async function run(argv: string[]): Promise<number> {
         const { note, page, issue, comment } = report.documents;
         process.stdout.write(`reindexed ${note} notes, ${page} pages, ${issue} issues, ${comment} comments in ${(report.milliseconds / 1000).toFixed(1)} s; ` +
           `index table ${size!.table}, its indexes ${size!.indexes}\n`);
+        return 0;
+      }
+      case 'import': {
+        const { positional, flags } = parse(rest, ['as', 'name']);
+        if (positional.length !== 1) throw new UsageError('import takes one team name (and the zip on standard input)');
+        const outcome = await importFromStandardInput(em, config, positional[0]!, { as: flags.get('as'), name: flags.get('name') });
+        if (!outcome.ok && outcome.usage) throw new UsageError(outcome.message);
+        if (!outcome.ok) {
+          process.stderr.write(`error: ${outcome.message}\n`);
+          return 1;
+        }
+        process.stdout.write(`${outcome.line}\n`);
+        return 0;
+      }
+      case 'export': {
+        const { positional, flags } = parse(rest, ['format']);
+        if (positional.length !== 1) throw new UsageError('export takes one <team>/<note> (and writes the zip to standard output)');
+        const outcome = await exportToStandardOutput(em, config, positional[0]!, flags.get('format'));
+        if (!outcome.ok && outcome.usage) throw new UsageError(outcome.message);
+        if (!outcome.ok) {
+          process.stderr.write(`error: ${outcome.message}\n`);
+          return 1;
+        }
+        process.stderr.write(`${outcome.line}\n`); // standard output is the zip
         return 0;
       }
       default:

@@ -24,6 +24,10 @@ import type { Urls } from './urls.ts';
 export type NoContent = { readonly kind: 'no-content' };
 export const noContent: NoContent = { kind: 'no-content' };
 
+/** The answer of an operation that answers 202: the work goes on after it (an import's job, `getJob`). */
+export type Accepted<Body> = { readonly kind: 'accepted'; readonly body: Body };
+export const accepted = <Body>(body: Body): Accepted<Body> => ({ kind: 'accepted', body });
+
 /** Bytes with their own headers (the attachment download): streamed as they are read, never held whole (304: no body). */
 export type StreamAnswer = { kind: 'stream'; status: 200 | 206 | 304; headers: Record<string, string>; body: Readable };
 
@@ -68,9 +72,10 @@ export type Input<Id extends OperationId> = {
 type ResponsesOf<Id extends OperationId> = Operations[Id]['responses'];
 /** The JSON body of an operation's 200. */
 export type BodyOf<Id extends OperationId> = ResponsesOf<Id> extends { 200: infer Body } ? Body : never;
-/** What a handler returns: the 200 body (or an `Answer`: the body with its ETag or list place), `noContent` for a 204, a stream where the 200 is bytes. */
+/** What a handler returns: the 200 body (or an `Answer`: the body with its ETag or list place), `noContent` for a 204, `accepted(body)` for a 202, a stream where the 200 is bytes. */
 export type Success<Id extends OperationId> =
   ResponsesOf<Id> extends { 204: unknown } ? NoContent
+  : ResponsesOf<Id> extends { 202: infer Body } ? Accepted<Body>
   : ResponsesOf<Id> extends { 200: infer Body } ? ([Body] extends [Blob | File] ? StreamAnswer : Body | Answer<Body> | (Id extends StreamingOperation ? StreamAnswer : never))
   : never;
 

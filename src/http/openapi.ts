@@ -11,7 +11,7 @@ import type { OperationId } from '../../generated/operations.gen.ts';
 import { formCoercion } from './form-coercion.ts';
 import { invokeOperation, readsThePast } from './invoke.ts';
 import { Answer } from './answer.ts';
-import { noContent, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
+import { noContent, type Accepted, type AppServices, type HandlerContext, type OperationDefinition, type OperationTable, type StreamAnswer } from './handler.ts';
 import { answeredNotModified } from './etag.ts';
 import { inputGuard, operationParameters } from './input-guard.ts';
 import { serialiseOnce, toJsonParts, writeParts } from './json.ts';
@@ -111,6 +111,10 @@ function readHeaders(req: Request, names: readonly string[]): Record<string, str
 function send(res: Response, result: unknown, list: { base: string; query: ReadonlySet<string> }, validateResponses: boolean): void {
   if (result === noContent) {
     res.status(204).end();
+    return;
+  }
+  if (result && typeof result === 'object' && (result as Accepted<unknown>).kind === 'accepted') {
+    res.status(202).type('application/json; charset=utf-8').json((result as Accepted<unknown>).body);
     return;
   }
   if (result && typeof result === 'object' && (result as StreamAnswer).kind === 'stream') {

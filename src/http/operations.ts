@@ -21,6 +21,8 @@ import { userOperations } from '../modules/users/users.handlers.ts';
 import { webhookOperations } from '../modules/webhooks/webhooks.handlers.ts';
 import { eventOperations } from '../modules/events/events.handlers.ts';
 import { mcpOperations } from '../modules/mcp/mcp.handlers.ts';
+import { exportOperations } from '../modules/exports/export.handlers.ts';
+import { importOperations } from '../modules/imports/imports.handlers.ts';
 
 export const operations: OperationTable = {
   ...userOperations,
@@ -42,5 +44,7 @@ export const operations: OperationTable = {
   ...webhookOperations,
   ...eventOperations,
   ...mcpOperations,
+  ...exportOperations,
+  ...importOperations,
 };
 

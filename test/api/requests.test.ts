@@ -64,7 +64,7 @@ describe('createRequest', () => {
     expect(body.pages[0].diff).toContain('<del>&lt;p&gt;Run make deploy from a <strong>clean checkout</strong>.&lt;/p&gt;</del>');
 
     const stored = await app.em().findOneOrFail(MergeRequest, body.id, { populate: ['pages'] });
-    expect([stored.toNote.id, stored.fromNote.id, stored.index, stored.user.id, stored.status]).toEqual([s.note.id, s.fork.id, 1, outsider.user.id, 'opened']);
+    expect([stored.toNote.id, stored.fromNote!.id, stored.index, stored.user.id, stored.status]).toEqual([s.note.id, s.fork.id, 1, outsider.user.id, 'opened']);
     const [page] = stored.pages.getItems();
     expect([page!.pageVersion?.id, page!.fromPage?.id, page!.toPage?.id, page!.baseVersion?.id]).toEqual([version, s.forkDeploy, s.deploy.id, await latestVersion(s.deploy.id)]);
     // the managers of the original's team hear of it (mona), members do not

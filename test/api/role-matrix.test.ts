@@ -26,7 +26,7 @@ import { Team } from '../../src/modules/teams/team.entity.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { givePassword, makeClient, tokenRequest } from '../support/oauth.ts';
 import { addMember, makeNote, makeTeam, makeUser, uniqueName, type Actor } from '../support/factories.ts';
-import { INVALID_SAMPLES, NOTE, remember, SAMPLES, sampleOf, seedSampleWorld, sendSample, type Sample, type SampleAnswer, type State } from '../support/samples.ts';
+import { INVALID_SAMPLES, makeJob, NOTE, remember, SAMPLES, sampleOf, seedSampleWorld, sendSample, type Sample, type SampleAnswer, type State } from '../support/samples.ts';
 
 const COLUMNS = ['anonymous', 'outsider', 'member', 'manager', 'author', 'reader', 'oauth-reader', 'private/manager', 'private/outsider'] as const;
 type Column = (typeof COLUMNS)[number];
@@ -207,6 +207,9 @@ async function prepare(operationId: string, actor: Actor | undefined): Promise<S
       state.notificationId = rows[0]?.id ?? state.notificationId;
       break;
     }
+    case 'getJob':
+      state.jobs = [await makeJob(app, owner.user.id)];
+      break;
     case 'revokeToken':
       state.spareTokens = [(await issueToken(em(), owner.user, { scope: 'read', label: unique() })).token.id];
       break;

@@ -11,6 +11,7 @@ import { recordGrant } from '../../src/modules/oauth/model.ts';
 import type { TestApp } from './app.ts';
 import { makeNote, makeTeam, makeUser, uniqueName, type Actor } from './factories.ts';
 import { givePassword } from './oauth.ts';
+import { makeJob } from './samples.ts';
 
 /** What the world's attachment holds, and what the upload samples send. */
 export const UPLOADED = 'Release checklist\n';
@@ -154,6 +155,9 @@ export const FIXTURES: Record<string, () => Promise<Variables>> = {
     return { ID: world.attachment, FILE: file, check: () => expect(readFileSync(file, 'utf8')).toBe(UPLOADED) };
   },
   getAttachment: async () => ({ ID: world.attachment }),
+  // the upload is answered 202 at once; the job then fails (the file is not a zip), leaving nothing
+  importNote: async () => ({ TEAM: 'platform', FILE: world.upload }),
+  getJob: async () => ({ ID: await makeJob(app, world.alice.user.id) }),
   listTeams: async () => ({}),
   createTeam: async () => ({ after: await platformAside() }),
   getTeam: async () => ({ TEAM: 'platform' }),

@@ -31,6 +31,8 @@ export type State = {
   createdWebhooks: number[];
   grantedApps: string[];
   spareTokens: number[];
+  /** Jobs of the manager's (imports), for getJob. */
+  jobs: number[];
   /** Requests of the handbook that `openRequest` and `closeRequest` move (idempotent), and that `mergeRequest` merges. */
   transitionRequests: number[];
   mergeRequests: number[];
@@ -63,6 +65,7 @@ export const SAMPLES: [operationId: string, sample: (state: State, n: number) =>
   ['updateNote', (_, n) => ({ method: 'PUT', path: NOTE, form: { 'note[title]': 'Handbook', 'note[team]': 'writers', 'note[description]': `How we work (put ${n})` } })],
   ['updateNoteViaPatch', (_, n) => ({ method: 'PATCH', path: NOTE, form: { 'note[title]': 'Handbook', 'note[team]': 'writers', 'note[description]': `How we work (patch ${n})` } })],
   ['listContributors', () => ({ method: 'GET', path: `${NOTE}/contributors` })],
+  ['exportNote', () => ({ method: 'GET', path: `${NOTE}/export` })],
   ['listPages', () => ({ method: 'GET', path: `${NOTE}/pages` })],
   ['createPage', (state) => ({ method: 'POST', path: `${NOTE}/pages`, form: { 'page[title]': 'Scratch page', 'page[content]': '<p>draft</p>', 'page[parent]': state.pageId } })],
   ['getPage', (state) => ({ method: 'GET', path: `${NOTE}/${state.pageId}` })],
@@ -100,6 +103,9 @@ export const SAMPLES: [operationId: string, sample: (state: State, n: number) =>
   ['openRequest', (state, n) => ({ method: 'PUT', path: `${NOTE}/requests/${state.transitionRequests[n]}/open` })],
   ['mergeRequest', (state, n) => ({ method: 'PUT', path: `${NOTE}/requests/${state.mergeRequests[n]}/merge` })],
   ['listChecks', () => ({ method: 'GET', path: '/api/v1/checks?type=pull' })],
+  // an import of a file that is not a zip: answered 202, its job fails after the answer
+  ['importNote', (_, n) => ({ method: 'POST', path: '/api/v1/teams/writers/imports', file: { filename: `note-${n}.zip`, data: `not a zip ${n}` } })],
+  ['getJob', (state, n) => ({ method: 'GET', path: `/api/v1/jobs/${state.jobs[n]}` })],
   ['pullFork', (state) => ({ method: 'POST', path: `/api/v1/manager/${state.forkId}/pull` })],
   // deletes, last, of throw-away objects made above
   ['deleteIssue', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/${state.createdIssues[n]}` })],
@@ -287,6 +293,7 @@ export async function seedSampleWorld(app: TestApp): Promise<SampleWorld> {
     createdWebhooks: [],
     grantedApps: [],
     spareTokens: [],
+    jobs: [],
   };
   // tokens to revoke, and apps the manager authorized, for revokeToken and revokeAuthorization
   for (const n of [0, 1]) {
@@ -295,6 +302,14 @@ export async function seedSampleWorld(app: TestApp): Promise<SampleWorld> {
     const { client } = await createClient(em, { name: `Granted ${n}`, redirectUris: ['https://granted.example/cb'], confidential: false });
     await recordGrant(em, manager.user.id, client.id, 'write');
     state.grantedApps.push(client.clientId);
+    state.jobs.push(await makeJob(app, manager.user.id));
   }
   return { manager, member, state };
+}
+
+/** A finished job of the user's (getJob reads it), made directly in the table. */
+export async function makeJob(app: { em(): import('@mikro-orm/postgresql').EntityManager }, userId: number): Promise<number> {
+  const [row] = await app.em().execute<{ id: number }[]>(
+    "insert into jobs (kind, user_id, state, error_code, error_detail) values ('import', ?, 'failed', 'not_a_zip', 'a sample') returning id", [userId]);
+  return row!.id;
 }

@@ -29,6 +29,8 @@ describe('wantedBy', () => {
     expect(sorted(wanted.issue)).toEqual([20, 22]);
     expect(sorted(wanted.comment)).toEqual([30]);
     expect(sorted(wanted.pagesOfNotes)).toEqual([]);
+    // a new note's pages, issues and comments: none, unless it was imported with them (importNote)
+    expect(sorted(wanted.everythingOfNotes)).toEqual([1]);
   });
 
   it('takes a new fork with all its pages, and every page of a note a pull or a merge changed', () => {

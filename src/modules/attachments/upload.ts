@@ -20,7 +20,11 @@ import { badRequest } from '../errors.ts';
 /** How many leading bytes are kept to sniff the type (file-type reads at most this many for its signatures). */
 export const SNIFF_BYTES = 4100;
 
-export type ReceivedFile = { tempPath: string; filename: string; byteSize: number; checksum: string; head: Buffer };
+export type ReceivedFile = {
+  tempPath: string; filename: string; byteSize: number; checksum: string; head: Buffer;
+  /** The plain fields of the body (other than `file`), by name: the last value of each (an import's `name`). */
+  fields: Record<string, string>;
+};
 
 /** 413 naming the limit (in bytes, and in MiB for people). */
 export function uploadTooLarge(limit: number): HttpError {
@@ -94,6 +98,7 @@ export async function receiveUpload(req: Request, options: { tempDir: string; li
     // the temporary file's stream is closed (whether it finished or was destroyed)
     let closed: Promise<unknown> = Promise.resolve();
     let streams: Array<{ destroy(): unknown }> = [];
+    const fields = Object.create(null) as Record<string, string>;
     const fail = (error: unknown) => {
       if (settled) return;
       settled = true;
@@ -117,11 +122,12 @@ export async function receiveUpload(req: Request, options: { tempDir: string; li
       closed = new Promise<void>((resolve) => out.once('close', () => resolve()));
       // busboy stops at `fileSize` bytes and says so: one byte past the limit is too large, the limit itself is not
       stream.once('limit', () => fail(uploadTooLarge(options.limit)));
-      received = pipeline(stream, transform, out).then(() => ({ tempPath, filename: cleanFilename(info.filename), ...result() }));
+      received = pipeline(stream, transform, out).then(() => ({ tempPath, filename: cleanFilename(info.filename), ...result(), fields }));
       received.catch(fail);
     });
-    parser.on('field', (name) => {
+    parser.on('field', (name, value) => {
       if (name === 'file') fail(badRequest('the part `file` must be a file (with a file name), not a field', [{ pointer: '/file', detail: 'must be a file' }]));
+      else fields[name] = value;
     });
     parser.on('error', fail);
     parser.on('close', () => {

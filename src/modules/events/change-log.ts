@@ -65,7 +65,7 @@ export function dataOf(event: DomainEvent): ChangeData {
     case 'request.opened':
     case 'request.closed':
     case 'request.merged':
-      return { note_id: event.note.id, request_id: event.request.id, request_index: event.request.index, from_note_id: event.request.fromNote.id };
+      return { note_id: event.note.id, request_id: event.request.id, request_index: event.request.index, from_note_id: event.request.fromNote?.id ?? null };
   }
 }
 

@@ -147,7 +147,7 @@ function requestEntry(event: Extract<DomainEvent, { type: `request.${string}` }>
     teamId: event.note.team.id,
     noteId: event.note.id,
     requestId: event.request.id,
-    summary: { request_id: event.request.id, index: event.request.index, title: `request #${event.request.index}`, from_note_id: event.request.fromNote.id },
+    summary: { request_id: event.request.id, index: event.request.index, title: `request #${event.request.index}`, from_note_id: event.request.fromNote?.id ?? null },
   };
 }
 

@@ -50,6 +50,8 @@ export const PageVersionSchema = defineEntity({
     // Made through an app: its public client id and its name then (migration 0021); null otherwise.
     viaClient: p.string().length(64).nullable(),
     viaApp: p.string().length(255).nullable(),
+    // Of an imported note: the author as the export named them, when no user of that name was here (migration 0023).
+    importedAuthor: p.json<{ username: string; name: string }>().nullable(),
     createdAt: createdAt(),
   },
 });

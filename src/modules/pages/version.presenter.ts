@@ -20,6 +20,7 @@ export function presentVersion(version: PageVersion, page: PageBody, urls: Urls)
     user: presentUser(version.user, urls),
     merged_from_base: version.mergedFromBase ?? null,
     via: presentVia(version),
+    imported_author: version.importedAuthor ?? null,
     model: 'page_version',
   };
 }

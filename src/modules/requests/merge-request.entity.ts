@@ -15,7 +15,8 @@ export const MergeRequestSchema = defineEntity({
   properties: {
     id: p.integer().primary(),
     toNote: () => p.manyToOne(Note),
-    fromNote: () => p.manyToOne(Note),
+    // null for a request of an imported note: the export does not carry its fork (migration 0023)
+    fromNote: () => p.manyToOne(Note).nullable(),
     index: p.integer(),
     user: () => p.manyToOne(User),
     status: p.string().length(16).$type<MergeRequestStatus>().default('opened'),
@@ -30,6 +31,9 @@ export const MergeRequestSchema = defineEntity({
     // Made through an app: its public client id and its name then (migration 0021); null otherwise.
     viaClient: p.string().length(64).nullable(),
     viaApp: p.string().length(255).nullable(),
+    // Of an imported note: its author when no user of that name was here, and its fork's name then (migration 0023).
+    importedAuthor: p.json<{ username: string; name: string }>().nullable(),
+    importedFrom: p.json<{ team: string; note: string }>().nullable(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

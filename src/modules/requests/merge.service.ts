@@ -107,6 +107,7 @@ export async function mergeRequest(
     const locked = await tx.findOneOrFail(MergeRequest, request.id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (locked.status === 'merged' || locked.status === 'closed') throw conflict('invalid_state', `the request is ${locked.status}; only an opened request can be merged`);
     if (locked.status === 'draft' || locked.isWip) throw unprocessable('work_in_progress', 'the request is a work in progress; open it before merging');
+    if (locked.fromNote === null) throw unprocessable('fork_missing', 'the request came with an imported note, without its fork: there is nothing to merge from');
     const carried = await loadRequestPages(tx, [locked.id], { contentBytes: 0 });
     if (options.expectedHeadVersions) await checkHeads(tx, carried, options.expectedHeadVersions);
     // the original's pages, locked in one order for everyone, then the sides read again as they are now

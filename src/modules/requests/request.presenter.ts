@@ -12,7 +12,8 @@ import { presentVia } from '../oauth/oauth.presenter.ts';
 export type RequestView = {
   request: MergeRequest;
   toNote: NoteBody;
-  fromNote: NoteBody;
+  /** null: a request of an imported note, without its fork. */
+  fromNote: NoteBody | null;
   user: UserFields;
   pages: readonly RequestPageRow[];
   mergeability: Mergeability;

@@ -11,7 +11,7 @@ import { shared } from '../../http/json.ts';
 import { presentNote } from '../notes/note.presenter.ts';
 import { loadNoteViews } from '../notes/notes.loader.ts';
 import { MergeRequest } from './merge-request.entity.ts';
-import { LIST_CONTENT_BYTES, loadRequestPages, mergeabilityOf } from './merge-state.ts';
+import { LIST_CONTENT_BYTES, loadRequestPages, mergeabilityOf, type Mergeability } from './merge-state.ts';
 import type { RequestPageRow } from './requests.repository.ts';
 import type { RequestView } from './request.presenter.ts';
 
@@ -35,7 +35,7 @@ export async function loadRequestViews(reader: Reader, requests: readonly Loaded
   const notes = new Map<number, LoadedRequest['toNote']>();
   for (const request of requests) {
     notes.set(request.toNote.id, request.toNote);
-    notes.set(request.fromNote.id, request.fromNote);
+    if (request.fromNote) notes.set(request.fromNote.id, request.fromNote);
   }
   const views = await loadNoteViews(reader, [...notes.values()]);
   const read = new Map<number, NoteBody>();
@@ -58,13 +58,24 @@ export async function loadRequestViews(reader: Reader, requests: readonly Loaded
     return {
       request,
       toNote: read.get(request.toNote.id)!,
-      fromNote: forked.get(request.fromNote.id)!,
+      fromNote: request.fromNote ? forked.get(request.fromNote.id)! : null,
       user: request.user,
       pages,
-      mergeability: mergeabilityOf(request.status, pages),
+      mergeability: request.fromNote ? mergeabilityOf(request.status, pages) : withoutFork(request.status, pages),
       subject: { role: roles.get(request.toNote.id), callerId: reader.callerId },
     };
   });
+}
+
+/** A request of an imported note has no fork to merge from: never mergeable, its pages not compared. */
+function withoutFork(status: string, pages: readonly RequestPageRow[]): Mergeability {
+  const closed = status === 'merged' || status === 'closed';
+  return {
+    mergeable: false,
+    state: closed ? (status as 'merged' | 'closed') : null,
+    reason: closed ? null : 'imported without its fork: it cannot be merged',
+    pages: new Map(pages.map((row) => [row.id, { classification: null, conflicts: [] }])),
+  };
 }
 
 export async function loadRequestView(reader: Reader, request: LoadedRequest): Promise<RequestView> {

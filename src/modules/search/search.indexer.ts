@@ -7,6 +7,7 @@ import {
   analyzeDocuments,
   buildTokensIndex,
   emptyIndexForRebuild,
+  idsOfNotes,
   indexEmptyWithNotes,
   pageIdsOfNotes,
   sourceRowsAfter,
@@ -80,18 +81,21 @@ const GROUP: Record<DocumentKind, number> = { note: 50, page: 4, issue: 50, comm
 
 /**
  * The documents of the objects asked for, as they are now, in groups of at most GROUP[kind] (objects gone since are
- * left out); `pagesOfNotes`: every page of those notes too.
+ * left out); `pagesOfNotes`: every page of those notes too; `everythingOfNotes`: every page, issue and comment of those.
  */
 export async function* documentsOf(
   em: EntityManager,
-  wanted: Record<DocumentKind, ReadonlySet<number>> & { pagesOfNotes: ReadonlySet<number> },
+  wanted: Record<DocumentKind, ReadonlySet<number>> & { pagesOfNotes: ReadonlySet<number>; everythingOfNotes?: ReadonlySet<number> },
 ): AsyncGenerator<SearchDocument[]> {
-  const pages = new Set(wanted.page);
-  if (wanted.pagesOfNotes.size > 0) for (const id of await pageIdsOfNotes(em, wanted.pagesOfNotes)) pages.add(id);
+  const ids = { note: new Set(wanted.note), page: new Set(wanted.page), issue: new Set(wanted.issue), comment: new Set(wanted.comment) };
+  if (wanted.pagesOfNotes.size > 0) for (const id of await pageIdsOfNotes(em, wanted.pagesOfNotes)) ids.page.add(id);
+  if (wanted.everythingOfNotes && wanted.everythingOfNotes.size > 0) {
+    for (const kind of ['page', 'issue', 'comment'] as const) for (const id of await idsOfNotes(em, kind, wanted.everythingOfNotes)) ids[kind].add(id);
+  }
   for (const kind of ['note', 'page', 'issue', 'comment'] as const) {
-    const ids = [...(kind === 'page' ? pages : wanted[kind])].sort((a, b) => a - b);
-    for (let start = 0; start < ids.length; start += GROUP[kind]) {
-      const rows = await sourceRowsByIds(em, kind, ids.slice(start, start + GROUP[kind]));
+    const sorted = [...ids[kind]].sort((a, b) => a - b);
+    for (let start = 0; start < sorted.length; start += GROUP[kind]) {
+      const rows = await sourceRowsByIds(em, kind, sorted.slice(start, start + GROUP[kind]));
       if (rows.length > 0) yield rows.map(documentOf[kind]);
     }
   }

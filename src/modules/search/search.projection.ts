@@ -15,8 +15,11 @@ const touchesText = (change: ChangeRow) => {
   return Array.isArray(changed) && changed.some((field) => field === 'title' || field === 'description' || field === 'content');
 };
 
-/** What a batch of changes asks to index again: objects by kind, and notes whose every page is (written set-based). */
-export type Wanted = Record<DocumentKind, Set<number>> & { pagesOfNotes: Set<number> };
+/**
+ * What a batch of changes asks to index again: objects by kind, notes whose every page is (written set-based), and
+ * notes whose every page, issue and comment is (a note just created: an import brings them all at once).
+ */
+export type Wanted = Record<DocumentKind, Set<number>> & { pagesOfNotes: Set<number>; everythingOfNotes: Set<number> };
 
 /**
  * The document a change asks to index again: its kind and where its id is in the change's data; `whenText`: only when
@@ -34,7 +37,7 @@ const REINDEXED: Partial<Record<EventType, { kind: DocumentKind; key: string; wh
 };
 
 export function wantedBy(changes: readonly ChangeRow[]): Wanted {
-  const wanted: Wanted = { note: new Set(), page: new Set(), issue: new Set(), comment: new Set(), pagesOfNotes: new Set() };
+  const wanted: Wanted = { note: new Set(), page: new Set(), issue: new Set(), comment: new Set(), pagesOfNotes: new Set(), everythingOfNotes: new Set() };
   for (const change of changes) {
     const noteId = change.payload.note_id as number;
     const reindexed = REINDEXED[change.type];
@@ -42,6 +45,8 @@ export function wantedBy(changes: readonly ChangeRow[]): Wanted {
     // a new fork: the note and its copied pages; a pull or a merge: the pages of the note it changed
     if (change.type === 'fork.created') wanted.note.add(noteId);
     if (change.type === 'fork.created' || change.type === 'fork.pulled' || change.type === 'request.merged') wanted.pagesOfNotes.add(noteId);
+    // a new note: its pages, issues and comments (none, unless it was imported with them: importNote)
+    if (change.type === 'note.created') wanted.everythingOfNotes.add(noteId);
   }
   return wanted;
 }

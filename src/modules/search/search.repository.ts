@@ -69,6 +69,13 @@ export async function pageIdsOfNotes(em: EntityManager, noteIds: Iterable<number
   return rows.map((row) => row.id);
 }
 
+/** The ids of every page, issue or comment of the notes (a note just created: an import, search.projection.ts). */
+export async function idsOfNotes(em: EntityManager, kind: 'page' | 'issue' | 'comment', noteIds: Iterable<number>): Promise<number[]> {
+  const table = { page: 'pages', issue: 'issues', comment: 'comments' }[kind];
+  const rows = await em.execute<{ id: number }[]>(`select id from ${table} where note_id = any(?::int[])`, [`{${[...noteIds].join(',')}}`]);
+  return rows.map((row) => row.id);
+}
+
 /** What a document is made from: its object's id, note, title and text (markup not yet removed). */
 export type SourceRow = { id: number; note_id: number; title: string; text: string };
 

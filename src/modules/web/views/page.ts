@@ -18,6 +18,10 @@ function pageCrumbs(page: Page | PageSummary, last?: { label: string }) {
   return [...noteCrumbs(page.note), ...ancestors, last ? { label: page.title, href: page.html_url } : { label: page.title }, ...(last ? [last] : [])];
 }
 
+/** A version's author: the user, or for an imported version whose author has no user here the name the export gave. */
+const versionAuthor = (version: { user: Parameters<typeof userLink>[0]; imported_author?: { username: string; name: string } | null }, view: View) =>
+  version.imported_author ? html`<span class="imported-author">${version.imported_author.name || version.imported_author.username} (${version.imported_author.username})</span>` : userLink(version.user, view.locale);
+
 const historyUrl = (page: Page | PageSummary) => `${page.html_url}/histories`;
 
 /** " merged with version N" beside a version merge-on-write saved from base N; nothing for any other version. */
@@ -59,7 +63,7 @@ export async function historyView(view: View, team: string, note: string, pageId
   const rows = versions.map((version, index) => {
     const previous = versions[index + 1];
     const diff = previous ? `${historyUrl(version.page)}/diff?a=${previous.id}&b=${version.id}` : version.index === 1 ? undefined : `${historyUrl(version.page)}/diff?b=${version.id}`;
-    return html`<tr><td><a href="${version.html_url}">#${version.index}</a>${mergedBadge(view.locale, version)}</td><td>${version.title}</td><td>${userLink(version.user, view.locale)}</td><td>${when(view.locale, version.created_at)}</td><td>${diff ? html`<a href="${diff}">${t.compareWithPrevious}</a>` : ''}</td></tr>`;
+    return html`<tr><td><a href="${version.html_url}">#${version.index}</a>${mergedBadge(view.locale, version)}</td><td>${version.title}</td><td>${versionAuthor(version, view)}</td><td>${when(view.locale, version.created_at)}</td><td>${diff ? html`<a href="${diff}">${t.compareWithPrevious}</a>` : ''}</td></tr>`;
   });
   const crumbs = page ? pageCrumbs(page, { label: t.history }) : [{ label: t.history }];
   return view.page({ title: `${title} · ${t.history}`, crumbs, operation: 'listPageVersions' }, html`
@@ -73,7 +77,7 @@ export async function versionView(view: View, team: string, note: string, pageId
   const version = (await view.run('getPageVersion', 'page', `/${seg(team)}/${seg(note)}/${pageId}/histories/${index}`, { team, note, page: pageId, index })).body;
   return view.page({ title: `${version.title} · ${t.version} #${version.index}`, crumbs: pageCrumbs(version.page, { label: `${t.version} #${version.index}` }), operation: 'getPageVersion' }, html`
 <div class="card"><h1>${version.title} <span class="badge">${t.version} #${version.index}</span></h1>
-<p class="meta">${userLink(version.user, view.locale)} · ${when(view.locale, version.created_at)}${mergedBadge(view.locale, version)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p></div>
+<p class="meta">${versionAuthor(version, view)} · ${when(view.locale, version.created_at)}${mergedBadge(view.locale, version)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p></div>
 <section class="card"><h2>${t.compareWithPrevious}</h2>${trusted(version.diff)}</section>
 <article class="card"><div class="content">${stored(version.content)}</div></article>`);
 }

@@ -42,8 +42,8 @@ export async function requestView(view: View, team: string, note: string, index:
   const pages = request.pages.map((page) => html`<section class="card request-page"><h2>${page.path} <span class="badge">${page.type}</span>${page.classification ? html` <span class="badge">${t.classification}: ${page.classification}</span>` : ''}${page.merged ? html` <span class="badge ok">${t.merged}</span>` : ''}</h2>
 ${trusted(page.diff)}${page.conflicts.map((item) => conflict(view.locale, item))}</section>`);
   return view.page({ title: `${request.label} · ${request.to_note.title}`, crumbs: [...noteCrumbs(request.to_note), { label: request.label }], operation: 'getRequest' }, html`
-<div class="card"><h1>${request.label}: ${request.from_note.title} → ${request.to_note.title}</h1>
-<p class="meta">${t.by} ${userLink(request.user, view.locale)}${viaBadge(view.locale, request.via)} · ${when(view.locale, request.created_at)} · ${t.fork}: <a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a> · ${t.into}: <a href="${request.to_note.html_url}">${request.to_note.team.name} / ${request.to_note.title}</a></p>
+<div class="card"><h1>${request.label}: ${request.from_note ? request.from_note.title : '—'} → ${request.to_note.title}</h1>
+<p class="meta">${t.by} ${userLink(request.user, view.locale)}${viaBadge(view.locale, request.via)} · ${when(view.locale, request.created_at)} · ${t.fork}: ${request.from_note ? html`<a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a>` : '—'} · ${t.into}: <a href="${request.to_note.html_url}">${request.to_note.team.name} / ${request.to_note.title}</a></p>
 <p>${t.state}: ${state(view.locale, request)}</p></div>
 ${pages}`);
 }
