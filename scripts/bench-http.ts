@@ -28,7 +28,8 @@
 //     ÷ without, and ÷ the floor; delivery p50/p99 from each write's answer to its event on every stream; RSS.
 //   - attachments: upload and download throughput of a 25 MiB file against `cp` of it (scripts/bench-attachments.ts).
 //   - history (scripts/lib/bench-history.ts): a note of 1,000 pages with 50 versions each read whole (listPages to
-//     its last page) as it was 30 days ago (`?at=`) and as it is now: ratio of the times (issue 23: <= 3).
+//     its last page) as it was 30 days ago (`?at=`) and as it is now: ratio of the times (issue 23: <= 3); then the
+//     note exported (time, size, the server's RSS while it streams) and that zip imported back (issue 23: < 60 s).
 //   - search (scripts/lib/bench-search.ts): searchNotes p50 and p99, one request at a time, over 100,000 pages of
 //     mixed Japanese and English text, for 2-character Japanese words and English words; the index's build time and size.
 // Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,events,attachments,history,search (default all),
@@ -48,7 +49,7 @@ import { benchAttachments } from './bench-attachments.ts';
 import { benchEvents } from './lib/bench-events.ts';
 import { RSS_GOAL_MB, type Database } from './lib/bench-goals.ts';
 import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
-import { HISTORY_PAGES, HISTORY_RATIO_GOAL, HISTORY_VERSIONS, seedHistory, timeHistoryWalks } from './lib/bench-history.ts';
+import { HISTORY_PAGES, HISTORY_RATIO_GOAL, HISTORY_VERSIONS, IMPORT_SECONDS_GOAL, seedHistory, timeExport, timeHistoryWalks, timeImport } from './lib/bench-history.ts';
 import { currentBaseWrites, STALE_BEHIND, staleBaseWrites, type LoadRequest } from './lib/bench-write-sides.ts';
 
 // ------------------------------------------------------------------------------------------------ goals and cases
@@ -854,6 +855,27 @@ async function runDatabase(database: Database): Promise<void> {
         whole && ratio <= HISTORY_RATIO_GOAL ? 'ok' : 'FAIL');
       report(database, 'history: its first page of results, new moment',
         `at ${then.firstMilliseconds.toFixed(1).padStart(6)} ms  now ${now.firstMilliseconds.toFixed(1).padStart(6)} ms  (no goal: the tree then is read once per moment, then kept)`, 'report');
+      // the same note exported (the server's memory sampled while it streams), then imported back as another note
+      const zip = path.join(dataDir, 'history-export.zip');
+      const exported = await timeExport(service.baseUrl, seeded.tokens.bench, history, zip, () => rssMegabytes(service!.pid) ?? 0);
+      context.rssMax = Math.max(context.rssMax, exported.rssMaxMegabytes);
+      report(database, 'history: export of the whole note (zip)',
+        `${exported.seconds.toFixed(1).padStart(6)} s  ${(exported.bytes / 1024 / 1024).toFixed(1)} MB  server RSS at most ${exported.rssMaxMegabytes.toFixed(0)} MB (counted in the RSS goal)`,
+        exported.status === 200 ? 'report' : 'FAIL');
+      if (exported.status === 200) {
+        const importSql = new pg.Client(sqlConfig);
+        await importSql.connect();
+        try {
+          const imported = await timeImport(service.baseUrl, seeded.tokens.bench, 'bench', 'history-copy', zip, importSql);
+          const complete = imported.state === 'done' && imported.versions === HISTORY_PAGES * HISTORY_VERSIONS;
+          report(database, 'history: import of that export (upload to done)',
+            `${imported.seconds.toFixed(1).padStart(6)} s  goal < ${IMPORT_SECONDS_GOAL} s  (${imported.state}, ${imported.versions} versions${imported.error ? `: ${imported.error}` : ''})`,
+            complete && imported.seconds < IMPORT_SECONDS_GOAL ? 'ok' : 'FAIL');
+        } finally {
+          await importSql.end();
+        }
+      }
+      rmSync(zip, { force: true });
     }
     if (CASES.has('search')) {
       // last: its 100,000 pages would change what the other cases measure

@@ -11,6 +11,8 @@ export const HISTORY_PAGES = 1000;
 export const HISTORY_VERSIONS = 50;
 /** Reading the note at a past moment ÷ reading it now, whole walks, median of the rounds. */
 export const HISTORY_RATIO_GOAL = 3;
+/** Importing the export of that note, from the upload to the job done, seconds (issue 23: under a minute). */
+export const IMPORT_SECONDS_GOAL = 60;
 
 export type HistorySeed = { path: string; at: string; seedSeconds: number };
 
@@ -96,4 +98,57 @@ export async function timeHistoryWalks(baseUrl: string, token: string, seed: His
   }
   const median = (walks: Walk[]) => [...walks].sort((a, b) => a.milliseconds - b.milliseconds)[walks.length >> 1]!;
   return { now: median(nows), then: median(thens) };
+}
+
+export type ExportRun = { seconds: number; bytes: number; rssMaxMegabytes: number; status: number; file: string };
+
+/**
+ * Exports the seeded note (GET .../export) into `file`, one request, sampling the server's resident memory every
+ * 100 ms while the zip streams (`rss`: the server's RSS in MB), so the memory an export of 50,000 versions takes is seen.
+ */
+export async function timeExport(baseUrl: string, token: string, seed: HistorySeed, file: string, rss: () => number): Promise<ExportRun> {
+  const { createWriteStream } = await import('node:fs');
+  const { Readable } = await import('node:stream');
+  const { pipeline } = await import('node:stream/promises');
+  let rssMaxMegabytes = rss();
+  const sampler = setInterval(() => (rssMaxMegabytes = Math.max(rssMaxMegabytes, rss())), 100);
+  const started = performance.now();
+  try {
+    const response = await fetch(`${baseUrl}${seed.path.replace(/\/pages$/, '/export')}`, { headers: { Authorization: `Bearer ${token}` } });
+    if (response.status !== 200 || !response.body) return { seconds: 0, bytes: 0, rssMaxMegabytes, status: response.status, file };
+    let bytes = 0;
+    const counted = Readable.fromWeb(response.body as never).on('data', (chunk: Buffer) => (bytes += chunk.length));
+    await pipeline(counted, createWriteStream(file));
+    return { seconds: (performance.now() - started) / 1000, bytes, rssMaxMegabytes: Math.max(rssMaxMegabytes, rss()), status: 200, file };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+export type ImportRun = { seconds: number; state: string; error: string | null; versions: number };
+
+/**
+ * Imports the zip `file` into `team` as a note named `name` (POST .../imports, then GET /api/v1/jobs/{id} until it
+ * ends), timed from the upload's start to the job's end (issue 23: under a minute for 1,000 pages x 50 versions).
+ */
+export async function timeImport(baseUrl: string, token: string, team: string, name: string, file: string, sql: pg.Client): Promise<ImportRun> {
+  const { openAsBlob } = await import('node:fs');
+  const form = new FormData();
+  form.append('name', name);
+  form.append('file', await openAsBlob(file, { type: 'application/zip' }), 'note.zip');
+  const headers = { Authorization: `Bearer ${token}` };
+  const started = performance.now();
+  const answer = await fetch(`${baseUrl}/api/v1/teams/${team}/imports`, { method: 'POST', headers, body: form });
+  const accepted = (await answer.json()) as { id?: number; detail?: string };
+  if (answer.status !== 202 || accepted.id === undefined) return { seconds: 0, state: `answered ${answer.status}`, error: accepted.detail ?? null, versions: 0 };
+  for (;;) {
+    const job = (await (await fetch(`${baseUrl}/api/v1/jobs/${accepted.id}`, { headers })).json()) as { state: string; error: { code: string; detail: string } | null };
+    if (job.state === 'done' || job.state === 'failed') {
+      const seconds = (performance.now() - started) / 1000;
+      const [row] = (await sql.query<{ n: string }>(`select count(*) as n from page_versions v join notes n on n.id = v.note_id
+        join teams t on t.id = n.team_id where t.name = $1 and n.slug = $2`, [team, name])).rows;
+      return { seconds, state: job.state, error: job.error ? `${job.error.code}: ${job.error.detail}` : null, versions: Number(row!.n) };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
