@@ -171,7 +171,11 @@ function describeRequest(document: OpenApiDocument, template: string, operation:
   }
   const success = Object.entries(operation.responses ?? {}).filter(([status]) => status.startsWith('2')).map(([, response]) => resolve(response));
   const types = success.flatMap((response) => Object.keys(response.content ?? {}));
-  const binaryAnswer = types.length > 0 && types.every((type) => type === 'application/octet-stream');
+  // bytes to keep in a file (an attachment, a note's export zip): every success answer is a binary string
+  const binaryAnswer = success.length > 0 && success.every((response) => {
+    const bodies = Object.values(response.content ?? {}) as { schema?: { format?: string } }[];
+    return bodies.length > 0 && bodies.every((body) => body.schema?.format === 'binary');
+  });
   return {
     baseUrl: document.servers?.[0]?.url ?? 'http://localhost:3000',
     template,

@@ -155,6 +155,13 @@ export const FIXTURES: Record<string, () => Promise<Variables>> = {
     return { ID: world.attachment, FILE: file, check: () => expect(readFileSync(file, 'utf8')).toBe(UPLOADED) };
   },
   getAttachment: async () => ({ ID: world.attachment }),
+  exportNote: async () => {
+    // where the curl samples' answers go anyway (runCurl), as for downloadAttachment
+    const file = path.join(scratch, 'answer.body');
+    rmSync(file, { force: true });
+    // a zip: its first bytes are a local file header's signature
+    return { ...handbook(), FILE: file, check: () => expect(readFileSync(file).subarray(0, 4).toString('latin1')).toBe('PK\u0003\u0004') };
+  },
   // the upload is answered 202 at once; the job then fails (the file is not a zip), leaving nothing
   importNote: async () => ({ TEAM: 'platform', FILE: world.upload }),
   getJob: async () => ({ ID: await makeJob(app, world.alice.user.id) }),
