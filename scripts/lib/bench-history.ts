@@ -53,7 +53,7 @@ export async function seedHistory(sql: pg.Client, team: string): Promise<History
     throw new Error(`seeding the history: expected pages/versions/places ${expected}, got ${counts!.pages}/${counts!.versions}/${counts!.places}`);
   }
   await sql.query('analyze pages, page_versions, page_places');
-  const at = (await sql.query<{ at: Date }>(`select ${now} - 30 * ${day} as at`)).rows[0]!.at.toISOString();
+  const at = new Date((await sql.query<{ at: Date | string }>(`select ${now} - 30 * ${day} as at`)).rows[0]!.at).toISOString();
   return { path: `/api/v1/${team}/history/pages`, at, seedSeconds: (performance.now() - started) / 1000 };
 }
 

@@ -252,6 +252,7 @@ async function readDirectory(zip: yauzl.ZipFile, bounds: ArchiveBounds): Promise
         if (entry.uncompressedSize > bounds.ratioFromBytes && entry.uncompressedSize > bounds.maxRatio * Math.max(entry.compressedSize, 1)) {
           return fail(new ImportFailure('too_large', `${entry.fileName} is compressed more than ${bounds.maxRatio} to 1 (a zip bomb?)`));
         }
+        forgetRawFields(entry);
         entries.set(entry.fileName, entry);
       }
       zip.readEntry();
@@ -259,4 +260,15 @@ async function readDirectory(zip: yauzl.ZipFile, bounds: ArchiveBounds): Promise
     zip.readEntry();
   });
   return entries;
+}
+
+/**
+ * yauzl keeps with each entry its raw name, extra field and comment as buffers, and the parsed extra fields: three
+ * Buffer objects and a few arrays per entry, ~20 MB of heap for 50,000 entries (a heap snapshot of `make bench`'s
+ * 1,000 x 50 import at the production heap's limit). Reading an entry needs none of them (yauzl reads its local header
+ * again), so they are let go once the directory's checks are done.
+ */
+function forgetRawFields(entry: yauzl.Entry): void {
+  const loose = entry as unknown as Record<string, unknown>;
+  for (const key of ['fileNameRaw', 'extraFieldRaw', 'fileCommentRaw', 'extraFields', 'fileComment', 'comment']) loose[key] = undefined;
 }
