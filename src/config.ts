@@ -208,7 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pageContentBytes: integer(env, 'LIMIT_PAGE_CONTENT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       attachmentBytes: integer(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       importBytes: integer(env, 'LIMIT_IMPORT_BYTES', 256 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024),
-      importEntries: integer(env, 'LIMIT_IMPORT_ENTRIES', 200_000, 10, 10_000_000),
+      importEntries: integer(env, 'LIMIT_IMPORT_ENTRIES', 60_000, 10, 10_000_000),
       pageTreeDepth: integer(env, 'LIMIT_PAGE_TREE_DEPTH', 32, 1, 1000),
       listTextBytes: integer(env, 'LIMIT_LIST_TEXT_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
       largeAnswers: integer(env, 'LIMIT_LARGE_ANSWERS', 1, 1, 1000),
