@@ -175,7 +175,9 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('the worst case of every list that carries long text', () => {
+// Each read walks every page of a worst-case list of many MiB against a server process (11-14 s on PGlite with the
+// machine quiet): a minute each, so a loaded machine (CI's other files) does not make a pass a timeout.
+describe('the worst case of every list that carries long text', { timeout: 60_000 }, () => {
   it('a comment embeds its page without the page\'s text, and the comments come in pages of at most LIMIT_LIST_TEXT_BYTES', async () => {
     const { items, answers, total } = await readList(`${NOTE}/${pageId}/comments?per_page=100`, LIST_TEXT_BYTES + AROUND);
     expect(total).toBe(COMMENTS);
