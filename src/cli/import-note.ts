@@ -13,6 +13,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import { storageFor } from '../modules/attachments/storage.ts';
 import { ImportFailure } from '../modules/imports/archive.ts';
+import { Note } from '../modules/notes/note.entity.ts';
 import { importNote, isNoteName } from '../modules/imports/import.service.ts';
 import { Membership } from '../modules/teams/team.entity.ts';
 import { findTeam } from '../modules/teams/teams.service.ts';
@@ -61,7 +62,7 @@ export async function importFromStandardInput(em: EntityManager, config: Config,
     });
     progress(100);
     if (process.stderr.isTTY) process.stderr.write('\n');
-    const [note] = await em.execute<{ slug: string | null }[]>('select slug from notes where id = ?', [noteId]);
+    const note = await em.fork().findOne(Note, noteId);
     return { ok: true, line: `imported ${team.name}/${note?.slug ?? noteId} (note ${noteId})` };
   } catch (error) {
     if (process.stderr.isTTY) process.stderr.write('\n');

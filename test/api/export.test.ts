@@ -233,6 +233,29 @@ describe('exportNote', () => {
     expect(withoutTime(written.files.get('note.json')!.toString('utf8'))).toBe(withoutTime(zip.files.get('note.json')!.toString('utf8')));
   }, 60_000);
 
+  // and `npm run admin -- import <team>` takes that zip back from standard input as a new note (PostgreSQL pass, as above)
+  it.skipIf(process.env.TEST_DATABASE !== 'postgres')('is taken back by `npm run admin -- import <team> --name`', async () => {
+    const root = new URL('../..', import.meta.url).pathname;
+    const child = spawn(`${root}node_modules/.bin/node`, ['src/cli/admin.ts', 'import', 'shelf', '--name', 'from-the-shell'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: String(app.database.orm.config.get('clientUrl')), DATA_DIR: app.config.dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdin.end(first.bytes);
+    const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(status, output).toBe(0);
+    expect(output).toContain('imported shelf/from-the-shell');
+    const [stored] = await app.em().execute<{ versions: string }[]>(
+      `select count(*) as versions from page_versions v join notes n on n.id = v.note_id where n.slug = 'from-the-shell'`, []);
+    const [original] = await app.em().execute<{ versions: string }[]>(
+      'select count(*) as versions from page_versions where note_id = ?', [world.note.id]);
+    expect(Number(stored!.versions)).toBe(Number(original!.versions));
+    expect(Number(stored!.versions)).toBeGreaterThan(0);
+  }, 60_000);
+
   it('stops an export whose client goes away, and frees its turn for the next', async () => {
     const big = await makeNote(app, cast.team, cast.manager.user, { slug: 'big-export' });
     // text that deflate cannot shrink much: the zip is several MiB, more than the sockets hold
