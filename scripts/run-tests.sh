@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (`make test`, `.ci/run`):
-#   1. static checks (typecheck, lint), each counted as one test;
+#   1. static checks (typecheck, lint, the contract against the released document), each counted as one test;
 #   2. pass "pglite":   vitest with TEST_DATABASE=pglite (in-memory PGlite per test file);
 #   3. pass "postgres": vitest with TEST_DATABASE=postgres and
 #      TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:PORT/postgres, against a
@@ -22,6 +22,7 @@ cd "$ROOT"
 STATIC_CHECKS=(
   "typecheck|npm run -s typecheck"
   "lint|npm run -s lint"
+  "contract|node scripts/check-contract.ts"
 )
 
 FAST=0
