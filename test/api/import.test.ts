@@ -262,6 +262,32 @@ function declareSize(zip: Buffer, name: string, size: number): Buffer {
   return patched;
 }
 
+/** The central directory's header of an entry, by name: its offset in the zip. */
+function centralHeader(zip: Buffer, name: string): number {
+  const signature = Buffer.from([0x50, 0x4b, 0x01, 0x02]);
+  for (let at = zip.indexOf(signature); at !== -1; at = zip.indexOf(signature, at + 1)) {
+    if (zip.toString('latin1', at + 46, at + 46 + zip.readUInt16LE(at + 28)) === name) return at;
+  }
+  throw new Error(`no entry ${name}`);
+}
+
+/** Changes the CRC-32 the central directory declares for an entry (bytes changed since they were zipped). */
+function declareCrc(zip: Buffer, name: string): Buffer {
+  const patched = Buffer.from(zip);
+  const at = centralHeader(patched, name);
+  patched.writeUInt32LE((patched.readUInt32LE(at + 16) ^ 0xffffffff) >>> 0, at + 16);
+  return patched;
+}
+
+/** Overwrites an entry's compressed bytes with ones that are not deflate data. */
+function breakData(zip: Buffer, name: string): Buffer {
+  const patched = Buffer.from(zip);
+  const local = patched.readUInt32LE(centralHeader(patched, name) + 42);
+  const start = local + 30 + patched.readUInt16LE(local + 26) + patched.readUInt16LE(local + 28);
+  patched.fill(0xff, start, start + patched.readUInt32LE(centralHeader(patched, name) + 20));
+  return patched;
+}
+
 describe('importNote: bad archives fail the job and leave nothing behind', () => {
   // each case's attachment has bytes of its own, not stored before: a failure must not leave them
   let attachment = PNG;
@@ -315,6 +341,14 @@ describe('importNote: bad archives fail the job and leave nothing behind', () =>
       const { json, files } = sample();
       files.set('pages/102/1.html', Buffer.alloc(8 * 1024 * 1024, 0x20));
       return declareSize(await zipExport(json, files), 'pages/102/1.html', 20);
+    }],
+    ['a content file whose CRC-32 is not the one declared', 'not_a_zip', async () => {
+      const { json, files } = sample();
+      return declareCrc(await zipExport(json, files), 'pages/102/1.html');
+    }],
+    ['a content file whose compressed bytes are not deflate data', 'not_a_zip', async () => {
+      const { json, files } = sample();
+      return breakData(await zipExport(json, files), 'pages/102/1.html');
     }],
   ];
 

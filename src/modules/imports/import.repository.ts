@@ -57,16 +57,6 @@ export async function slugTaken(tx: EntityManager, teamId: number, slug: string)
   return rows.length > 0;
 }
 
-/** Each page's content, title and version count from its last version (one statement for the whole note). */
-export async function pagesFromLastVersions(tx: EntityManager, noteId: number): Promise<void> {
-  await tx.execute(
-    `update pages p set content = v.content, version_sequence = v.index
-       from (select distinct on (page_id) page_id, content, index from page_versions where note_id = ? order by page_id, index desc) v
-      where p.id = v.page_id and p.note_id = ?`,
-    [noteId, noteId],
-  );
-}
-
 /** The tree history the triggers wrote while the pages were inserted gives way to the archive's. */
 export async function dropTriggeredPlaces(tx: EntityManager, noteId: number): Promise<void> {
   await tx.execute('delete from page_places where note_id = ?', [noteId]);
