@@ -13,7 +13,7 @@ export async function issueView(view: View, team: string, note: string, index: n
   const issue = (await view.run('getIssue', 'note', apiPath, path)).body;
   const comments = (await view.run('listIssueComments', 'note', `${apiPath}/comments`, path, { per_page: 100 })).body;
   return view.page({ title: `${issue.title} · ${issue.label}`, crumbs: [...noteCrumbs(issue.note), { label: issue.label }], operation: 'getIssue' }, html`
-<article class="card"><h1>${issue.title} <span class="muted">${issue.label}</span></h1>
+<article class="card"><h1>${issue.title} <span class="muted">#${issue.index}</span></h1>
 <p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)}${viaBadge(view.locale, issue.via)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
 <div class="content">${trusted(issue.description_html)}</div></article>
 <section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
