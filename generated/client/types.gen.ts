@@ -296,6 +296,13 @@ export type Page = {
      */
     path: string;
     /**
+     * The page's ancestors from the root page down to its parent (empty for a root page), each with its id, title
+     * and link: what `path` names, without splitting it (a title may itself contain ` / `). In an answer with `at`,
+     * the ancestors then. An addition to the original contract.
+     *
+     */
+    ancestors: Array<PageAncestor>;
+    /**
      * The direct children of this page, in position order, each without its `content`, `note`, `children` and
      * `parent` (fetch a child for its text).
      *
@@ -349,6 +356,13 @@ export type PageSummary = {
      * Titles from the root page down to this page, joined by ` / `.
      */
     path: string;
+    /**
+     * The page's ancestors from the root page down to its parent (empty for a root page), each with its id, title
+     * and link: what `path` names, without splitting it (a title may itself contain ` / `). In an answer with `at`,
+     * the ancestors then. An addition to the original contract.
+     *
+     */
+    ancestors: Array<PageAncestor>;
     model: 'page';
 };
 
@@ -1772,6 +1786,20 @@ export type MergeInput = {
         content?: string | null;
     }> | null;
     [key: string]: unknown;
+};
+
+/**
+ * One of a page's ancestors, as `Page.ancestors` and `PageSummary.ancestors` list them: what names and links it. An
+ * addition to the original contract.
+ *
+ */
+export type PageAncestor = {
+    id: number;
+    title: string;
+    /**
+     * The ancestor's web page (absolute URL).
+     */
+    html_url: string;
 };
 
 /**

@@ -62,6 +62,8 @@ describe('listPages with at', () => {
     ]);
     expect(pages[0]!.children.map((child) => child.id)).toEqual([ids.b]);
     expect(pages[1]!.parent?.id).toBe(ids.a);
+    // the ancestors then, with their titles then (A was renamed A2 after t1)
+    expect((pages[1] as Listed & { ancestors: unknown[] }).ancestors).toEqual([{ id: ids.a, title: 'A', html_url: `${app.baseUrl}/then/moments/${ids.a}` }]);
     expect(pages.every((page) => page.at === new Date(t1).toISOString())).toBe(true);
     expect(then.body.last_page).toBe(true);
 
@@ -72,6 +74,7 @@ describe('listPages with at', () => {
       [ids.b, 'B', '<p>b1</p>', 'B', 1], // a move makes no version
       [ids.c, 'C', '<p>c1</p>', 'C', 1],
     ]);
+    expect((later[1] as Listed & { ancestors: unknown[] }).ancestors).toEqual([]);
     // the moment after the last change is the note now, page for page
     expect(later.map(({ at: _at, ...page }) => page)).toEqual(now.map(({ at: _at, ...page }) => page));
   });

@@ -110,6 +110,28 @@ describe('getPage', () => {
     expect(html.status).toBe(200);
   });
 
+  it('lists its ancestors from the root with ids, titles and links, whatever the titles hold (a title with " / ")', async () => {
+    const note = await freshNote();
+    const top = await create(note, 'Ops');
+    const middle = await create(note, 'CI / CD', top.id);
+    const leaf = await create(note, 'Runners', middle.id);
+    const answer = await outsider.client.get(`${base(note.slug!)}/${leaf.id}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.path).toBe('Ops / CI / CD / Runners');
+    const root = await outsider.client.get(`${base(note.slug!)}/${top.id}`);
+    expect(root.body.ancestors).toEqual([]);
+    expect(answer.body.ancestors).toEqual([
+      { id: top.id, title: 'Ops', html_url: root.body.html_url },
+      { id: middle.id, title: 'CI / CD', html_url: root.body.html_url.replace(/\/\d+$/, `/${middle.id}`) },
+    ]);
+    // a page's versions embed it (PageSummary) with the same ancestors
+    const versions = await outsider.client.get(`${base(note.slug!)}/${leaf.id}/histories`);
+    expect(versions.body[0].page.ancestors.map((ancestor: { id: number }) => ancestor.id)).toEqual([top.id, middle.id]);
+    // the list of pages carries them too
+    const listed = await outsider.client.get(`${base(note.slug!)}/pages?parent=${middle.id}`);
+    expect(listed.body.pages[0].ancestors.map((ancestor: { title: string }) => ancestor.title)).toEqual(['Ops', 'CI / CD']);
+  });
+
   it('answers 404 for a page of another note, a private note of another team, and 401 without a token', async () => {
     const note = await freshNote();
     const other = await freshNote();

@@ -87,7 +87,7 @@ describe('the 404 page', () => {
 });
 
 describe('what a view costs', () => {
-  it('a page view: the statements of getPage and listPageComments, plus the session lookup', async () => {
+  it('a page view: the statements of getPage, listPageComments and the tree\'s root pages, plus the session lookup', async () => {
     const note = await makeNote(app, cast.team, cast.manager.user, { title: 'Costs', slug: 'costs' });
     const [a, b] = [await makePage(app, note, member, { title: 'A' }), await makePage(app, note, member, { title: 'B' })];
     for (const page of [a, b]) await makePageComment(page, member, { comment: `on ${page.title}` });
@@ -97,6 +97,8 @@ describe('what a view costs', () => {
     const api = await app.countQueries(async () => {
       expect((await member.client.get(`/api/v1/deck/costs/${b.id}`)).status).toBe(200);
       expect((await member.client.get(`/api/v1/deck/costs/${b.id}/comments`, { query: { per_page: '100' } })).status).toBe(200);
+      // the tree beside it: the root pages (a root page's children come with it)
+      expect((await member.client.get('/api/v1/deck/costs/pages', { query: { parent: 'root' } })).status).toBe(200);
     });
     expect(view).toBe(api + 1);
   });
@@ -114,6 +116,62 @@ describe('what a view costs', () => {
       for (const path of ['', '/pages', '/issues?per_page=1', '/requests?per_page=1']) expect((await member.client.get(`/api/v1/deck/shape-2${path}`)).status).toBe(200);
     });
     expect(view).toBe(api + 1);
+  });
+});
+
+describe('where a page is: breadcrumbs and the tree beside it', () => {
+  it('builds the crumbs from the page\'s ancestors, each linked, and a title with " / " stays one crumb', async () => {
+    const note = await makeNote(app, cast.team, cast.manager.user, { title: 'Tree', slug: 'tree' });
+    const ops = await makePage(app, note, member, { title: 'Ops' });
+    const cicd = await makePage(app, note, member, { title: 'CI / CD', parent: ops.id });
+    const runners = await makePage(app, note, member, { title: 'Runners', parent: cicd.id, content: '<p>one</p>' });
+    await makePage(app, note, member, { title: 'Caches', parent: cicd.id });
+    await makePage(app, note, member, { title: 'Elsewhere' });
+    await member.client.put(`/api/v1/deck/tree/${runners.id}`, { json: { page: { content: '<p>two</p>' } } });
+    const crumbsOf = (text: string) => [...text.match(/<nav class="crumbs"[^]*?<\/nav>/)![0].matchAll(/<li>(?:<a href="([^"]*)">([^<]*)<\/a>|<span aria-current="page">([^<]*)<\/span>|([^<]*))<\/li>/g)]
+      .map((match) => (match[1] ? [match[2], match[1].replace(app.baseUrl, '')] : [match[3] ?? match[4]]));
+    const page = await member.client.get(`/deck/tree/${runners.id}`, { headers: HTML });
+    expect(page.status).toBe(200);
+    expect(crumbsOf(page.text)).toEqual([['deck', '/teams/deck'], ['Tree', '/deck/tree'], ['Ops', `/deck/tree/${ops.id}`], ['CI / CD', `/deck/tree/${cicd.id}`], ['Runners']]);
+    // the history, a version and the changes share them
+    const history = await member.client.get(`/deck/tree/${runners.id}/histories`, { headers: HTML });
+    expect(crumbsOf(history.text).slice(2)).toEqual([['Ops', `/deck/tree/${ops.id}`], ['CI / CD', `/deck/tree/${cicd.id}`], ['Runners', `/deck/tree/${runners.id}`], ['History']]);
+    const version = await member.client.get(`/deck/tree/${runners.id}/histories/1`, { headers: HTML });
+    expect(crumbsOf(version.text).slice(2, 4)).toEqual([['Ops', `/deck/tree/${ops.id}`], ['CI / CD', `/deck/tree/${cicd.id}`]]);
+    const diff = await member.client.get(`/deck/tree/${runners.id}/histories/diff`, { headers: HTML });
+    expect(crumbsOf(diff.text).slice(2)).toEqual([['Ops', `/deck/tree/${ops.id}`], ['CI / CD', `/deck/tree/${cicd.id}`], ['Runners', `/deck/tree/${runners.id}`], ['History', `/deck/tree/${runners.id}/histories`], ['Changes']]);
+
+    // the tree: the root pages, the ancestors open down to the page (marked), its siblings; no other branch opened
+    for (const text of [page.text, history.text, version.text, diff.text]) {
+      const tree = text.match(/<nav class="card tree side"[^]*?<\/nav>/)![0];
+      const links = [...tree.matchAll(/<a href="[^"]*\/(\d+)"( aria-current="page")?>([^<]*)<\/a>/g)].map((match) => `${match[3]}${match[2] ? '*' : ''}`);
+      expect(links).toEqual(['Ops', 'CI / CD', 'Runners*', 'Caches', 'Elsewhere']);
+      expect(tree).toMatch(/<li><a [^>]*>Ops<\/a><ul><li><a [^>]*>CI \/ CD<\/a><ul><li>/);
+    }
+  });
+});
+
+describe('a note\'s issues and requests', () => {
+  it('lists them by state, linked from the note\'s counts; a state it does not know is a 400', async () => {
+    const note = await makeNote(app, cast.team, cast.manager.user, { title: 'Work', slug: 'work' });
+    const make = async (title: string) => (await member.client.post('/api/v1/deck/work/issues', { json: { issue: { title } } })).body;
+    await make('Open one');
+    const done = await make('Done one');
+    expect((await member.client.put(`/api/v1/deck/work/issues/${done.index}`, { json: { issue: { is_done: true } } })).status).toBe(200);
+    const view = await member.client.get('/deck/work', { headers: HTML });
+    expect(view.text).toContain(`<a href="${app.baseUrl}/deck/work/issues">Open issues: <span data-count="issues">1</span></a>`);
+    expect(view.text).toContain(`<a href="${app.baseUrl}/deck/work/requests">Open requests: <span data-count="requests">0</span></a>`);
+    const titles = (text: string) => [...text.matchAll(/<td><a href="[^"]*\/issues\/\d+">([^<]*)<\/a>/g)].map((match) => match[1]);
+    expect(titles((await member.client.get('/deck/work/issues', { headers: HTML })).text)).toEqual(['Open one']);
+    expect(titles((await member.client.get('/deck/work/issues?state=closed', { headers: HTML })).text)).toEqual(['Done one']);
+    expect(titles((await member.client.get('/deck/work/issues?state=all', { headers: HTML })).text).sort()).toEqual(['Done one', 'Open one']);
+    const requests = await member.client.get('/deck/work/requests?state=merged', { headers: HTML });
+    expect([requests.status, requests.text.includes('Nothing yet.')]).toEqual([200, true]);
+    expect((await member.client.get('/deck/work/issues?state=sideways', { headers: HTML })).status).toBe(400);
+    expect((await member.client.get('/deck/work/requests?state=sideways', { headers: HTML })).status).toBe(400);
+    // a private note of another team: the same 404 as for none
+    expect((await cast.outsider.client.get(`/deck/${cast.notes.secret.slug}/issues`, { headers: HTML })).status).toBe(404);
+    expect(note.id).toBeGreaterThan(0);
   });
 });
 

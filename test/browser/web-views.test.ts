@@ -5,7 +5,7 @@
 // is validated by html-validate and weighs under 50 KB; axe-core, injected into each view, finds 0 violations. An
 // outsider gets the 404 page for a private note of another team, the same page as for a note that does not exist.
 // The session cookie never authorizes /api/v1. Screenshots: test-artifacts/screenshots/<database>-<n>-<view>.png
-// (gitignored), for a person to look at.
+// (gitignored), for a person to look at, each also at a phone's width (390 px), where no view scrolls sideways.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -76,12 +76,12 @@ afterAll(async () => {
 });
 
 /** Signs in through the sign-in page the anonymous browser is sent to, and answers the page it comes back to. */
-async function signIn(context: BrowserContext, start: string, login: string, secret: string): Promise<Page> {
+async function signIn(context: BrowserContext, start: string, login: string, secret: string, heading = 'Sign in'): Promise<Page> {
   context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   await page.goto(start);
   expect(new URL(page.url()).pathname).toBe('/oauth/sign-in');
-  expect(await page.locator('h1').textContent()).toBe('Sign in');
+  expect(await page.locator('h1').textContent()).toBe(heading);
   await page.fill('#login', login);
   await page.fill('#password', secret);
   await Promise.all([page.waitForURL(start), page.click('button[type=submit]')]);
@@ -105,6 +105,13 @@ async function check(context: BrowserContext, page: Page, name: string, status =
   expect(violations, `${name} accessibility`).toEqual([]);
   shot += 1;
   await page.screenshot({ path: path.join(artifacts, `${database}-${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  // a phone's width (390 px): nothing makes the page scroll sideways
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow, `${name} at 390 px scrolls sideways by`).toBeLessThanOrEqual(0);
+  await page.screenshot({ path: path.join(artifacts, `${database}-${String(shot).padStart(2, '0')}-${name}-390.png`), fullPage: true });
+  if (size) await page.setViewportSize(size);
   return text;
 }
 
@@ -141,6 +148,18 @@ describe('the browser views', () => {
     expect(await page.locator('[data-count=requests]').innerText()).toBe('1');
     await check(context, page, 'note');
 
+    // the note's issues and requests, from its counts
+    await Promise.all([page.waitForURL(`${app.baseUrl}/crew/runbook/issues`), page.click('main a[href$="/crew/runbook/issues"]')]);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    expect(await page.locator('tbody tr a').first().innerText()).toBe('Document the rollback');
+    await check(context, page, 'issues');
+    await page.goto(`${app.baseUrl}/crew/runbook/requests`);
+    expect(await page.locator('tbody tr [data-state]').innerText()).toBe('Open');
+    await page.click('.tabs a:text("Merged")');
+    expect(await main(page)).toContain('Nothing yet.');
+    await check(context, page, 'requests');
+    await page.goto(`${app.baseUrl}/crew/runbook`);
+
     // page: breadcrumbs, content (stored HTML, sanitized), children, comments
     await Promise.all([page.waitForURL(s.deploy.html_url), page.click('nav.tree a:text("Deploy")')]);
     expect(await page.locator('nav.crumbs li').allInnerTexts()).toEqual(['crew', 'Runbook', 'Deploy']);
@@ -149,6 +168,20 @@ describe('the browser views', () => {
     expect(await main(page)).toContain('Rollback');
     expect(await page.locator('.comment').innerText()).toContain('Should we tag first?');
     await check(context, page, 'page');
+
+    // a child page from the tree beside it: crumbs down its ancestors (each a link), the page marked in the tree
+    await Promise.all([page.waitForURL(/\/crew\/runbook\/\d+$/), page.click('nav.tree a:text("Rollback")')]);
+    expect(await page.locator('nav.crumbs li').allInnerTexts()).toEqual(['crew', 'Runbook', 'Deploy', 'Rollback']);
+    expect(await page.locator('nav.crumbs a').last().getAttribute('href')).toBe(s.deploy.html_url);
+    expect(await page.locator('nav.tree a[aria-current=page]').innerText()).toBe('Rollback');
+    await check(context, page, 'page-child');
+    // narrow, the tree is a menu that opens
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.locator('nav.tree a:text("Deploy")').isVisible()).toBe(false);
+    await page.click('nav.tree summary');
+    expect(await page.locator('nav.tree a:text("Deploy")').isVisible()).toBe(true);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.goto(s.deploy.html_url);
 
     // history: two versions, newest first, with author and time
     await Promise.all([page.waitForURL(`${s.deploy.html_url}/histories`), page.click('main a:text("History")')]);
@@ -225,7 +258,8 @@ describe('the browser views', () => {
     const jun = await app.em().findOneOrFail(User, { username: 'jun' });
     const secret = await givePassword(app, jun, 'a japanese password');
     const context = await browser.newContext({ locale: 'ja-JP' });
-    const page = await signIn(context, `${app.baseUrl}/notifications`, 'jun', secret);
+    // the sign-in page in the browser's language (Accept-Language: ja)
+    const page = await signIn(context, `${app.baseUrl}/notifications`, 'jun', secret, 'サインイン');
     expect(await page.locator('html').getAttribute('lang')).toBe('ja');
     expect(await page.locator('h1').innerText()).toBe('通知');
     await page.goto(`${app.baseUrl}/crew/${cast.notes.secret.slug}`);

@@ -61,15 +61,15 @@ async function readTreeThen(reader: Reader, note: Note, at: Date): Promise<TreeT
   return { at, pages, children };
 }
 
-/** Titles from the root down to the page, in the tree then. */
-function ancestryTitles(tree: TreeThen, page: PageThen): string[] {
-  const titles: string[] = [];
+/** The page and its ancestors, from the root down, in the tree then. */
+function ancestryThen(tree: TreeThen, page: PageThen): PageThen[] {
+  const line: PageThen[] = [];
   const seen = new Set<number>();
   for (let current: PageThen | undefined = page; current && !seen.has(current.id); current = current.parentId === null ? undefined : tree.pages.get(current.parentId)) {
     seen.add(current.id);
-    titles.unshift(current.title);
+    line.unshift(current);
   }
-  return titles;
+  return line;
 }
 
 /** The pages in tree order (depth first, children by position), or reversed. */
@@ -113,7 +113,8 @@ export async function viewsThen(reader: Reader, note: Note, tree: TreeThen, page
   const noteBody = shared(presentNote(noteView, reader.urls, 'read'));
   const heading = (page: PageThen) => ({ id: page.id, title: page.title, createdAt: page.createdAt, updatedAt: page.updatedAt });
   return pages.map((page) => {
-    const titles = ancestryTitles(tree, page);
+    const line = ancestryThen(tree, page);
+    const titles = line.map((then) => then.title);
     const parent = page.parentId === null ? undefined : tree.pages.get(page.parentId);
     const placedParent: PlacedPage | undefined = parent ? { page: heading(parent), path: joinPath(titles.slice(0, -1)) } : undefined;
     return {
@@ -122,6 +123,7 @@ export async function viewsThen(reader: Reader, note: Note, tree: TreeThen, page
       // the cover is today's: which page was the cover is not part of the tree's history
       coverPageId: note.coverPageId ?? null,
       path: joinPath(titles),
+      ancestors: line.slice(0, -1).map((then) => ({ id: then.id, title: then.title })),
       parent: placedParent,
       children: (tree.children.get(page.id) ?? []).map((child) => ({ page: heading(child), path: joinPath([...titles, child.title]) })),
     };

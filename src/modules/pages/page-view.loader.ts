@@ -21,11 +21,13 @@ function heading(row: HeadingRow): PageHeading {
 }
 
 /** Where the page sits (its path) and its parent and children, placed, from its row (pageViewRows). */
-export function placed(page: Page, row: PageViewRow | undefined): Pick<PageView, 'path' | 'parent' | 'children'> {
+export function placed(page: Page, row: PageViewRow | undefined): Pick<PageView, 'path' | 'ancestors' | 'parent' | 'children'> {
   const titles = row?.titles ?? [page.title];
+  const ids = row?.ids ?? [page.id];
   const parent = row?.parent ? heading(row.parent) : undefined;
   return {
     path: joinPath(titles),
+    ancestors: ids.slice(0, -1).map((id, index) => ({ id, title: titles[index]! })),
     parent: parent ? { page: parent, path: joinPath(titles.slice(0, -1)) } : undefined,
     children: (row?.children ?? []).map((child) => ({ page: heading(child), path: joinPath([...titles, child.title]) })),
   };

@@ -1,4 +1,4 @@
-import type { Note as NoteBody, Page as PageBody, PageRelative as PageRelativeBody, PageSummary as PageSummaryBody } from '../../../generated/client/types.gen.ts';
+import type { Note as NoteBody, Page as PageBody, PageAncestor as PageAncestorBody, PageRelative as PageRelativeBody, PageSummary as PageSummaryBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { Page } from './page.entity.ts';
 
@@ -11,10 +11,14 @@ export type PlacedPage = { page: PageHeading; path: string };
 /** What a page's presentation shows of the page itself: its row now, or its version at a moment (history.ts). */
 export type PageShown = Pick<Page, 'id' | 'title' | 'createdAt' | 'updatedAt' | 'content' | 'versionSequence'>;
 
+export type PageAncestry = readonly { id: number; title: string }[];
+
 /** A page with everything its presentation embeds, loaded by pages.loader.ts (or history.ts, as it was). */
 export type PageView = {
   page: PageShown;
   path: string;
+  /** Its ancestors from the root down to its parent (ids and titles): what `path` names, never split from it. */
+  ancestors: PageAncestry;
   /** The note, already presented (every page of a list shares it), and which of its pages is the cover. */
   note: NoteBody;
   coverPageId: number | null;
@@ -46,7 +50,11 @@ export function presentPageRelative({ page, path }: PlacedPage, note: NoteBody, 
  */
 export function presentPageReference(view: PageView, urls: Urls): PageSummaryBody {
   const { model, ...heading } = presentPageRelative(view, view.note, view.coverPageId, urls);
-  return { ...heading, note: view.note, model };
+  return { ...heading, ancestors: presentAncestors(view, urls), note: view.note, model };
+}
+
+function presentAncestors(view: PageView, urls: Urls): PageAncestorBody[] {
+  return view.ancestors.map(({ id, title }) => ({ id, title, html_url: urls.page(view.note.team.name, view.note.name, id) }));
 }
 
 export function presentPage(view: PageView, urls: Urls): PageBody {
@@ -54,6 +62,7 @@ export function presentPage(view: PageView, urls: Urls): PageBody {
   const { model, ...heading } = relative(view);
   return {
     ...heading,
+    ancestors: presentAncestors(view, urls),
     note: view.note,
     content: view.page.content,
     children: view.children.map(relative),

@@ -148,7 +148,9 @@ export async function keepACover(tx: EntityManager, noteId: number): Promise<voi
 export type HeadingRow = { id: number; title: string; created_at: string; updated_at: string };
 export type PageViewRow = {
   page_id: number;
+  /** Titles and ids from the root down to the page itself. */
   titles: string[];
+  ids: number[];
   parent: HeadingRow | null;
   children: HeadingRow[];
   original: Record<string, unknown> | null;
@@ -163,12 +165,8 @@ const headingColumns = (alias: string) =>
 function pageViewsStatement(em: EntityManager, one: boolean): string {
   return `select
        v.id as "page_id",
-       (with recursive up as (
-          select id, parent_id, title, 0 as level from pages where id = v.id
-          union all
-          select p.id, p.parent_id, p.title, up.level + 1 from pages p join up on p.id = up.parent_id where up.level < 1000
-        )
-        select json_agg(title order by level desc) from up) as "titles",
+       a.titles as "titles",
+       a.ids as "ids",
        (select ${headingColumns('pp')} from pages pp where pp.id = v.parent_id) as "parent",
        (select coalesce(json_agg(${headingColumns('c')} order by c.position, c.id), '[]'::json)
           from pages c where c.parent_id = v.id) as "children",
@@ -176,6 +174,14 @@ function pageViewsStatement(em: EntityManager, one: boolean): string {
        case when ot.id is null then null else ${jsonColumns(em, Team, 'ot')} end as "original_team",
        o.id is not null and ${originalChangedSql('fork', 'o.id')} as "pullable"
      from pages v
+     cross join lateral (
+       with recursive up as (
+         select id, parent_id, title, 0 as level from pages where id = v.id
+         union all
+         select p.id, p.parent_id, p.title, up.level + 1 from pages p join up on p.id = up.parent_id where up.level < 1000
+       )
+       select json_agg(title order by level desc) as titles, json_agg(id order by level desc) as ids from up
+     ) a
      left join notes fork on fork.id = $2
      left join notes o on o.id = $3
      left join teams ot on ot.id = o.team_id
@@ -184,7 +190,7 @@ function pageViewsStatement(em: EntityManager, one: boolean): string {
 
 /**
  * What the views of these pages need beside the pages themselves, in one prepared statement whatever their number
- * and depth: each page's ancestry (titles from the root), parent and children (headings only); with `noteId` and
+ * and depth: each page's ancestry (titles and ids from the root), parent and children (headings only); with `noteId` and
  * `originalId` (a fork's, for one note's pages), the original note, its team and whether the fork can pull.
  */
 export async function pageViewRows(em: EntityManager, pageIds: readonly number[], noteId: number | null, originalId: number | null): Promise<Map<number, PageViewRow>> {

@@ -4,6 +4,21 @@
 import type { Request } from 'express';
 import { timeAgo, type Language } from '../notifications/time-ago.ts';
 
+/** The word for `key` in `words`, or the key itself (a value the API adds later shows as sent, never as nothing). */
+const pick = (words: Record<string, string>, key: string): string => words[key] ?? key;
+
+// Log.type and Log.action in words (the API's values are identifiers: `team add_user`)
+const enTypes = { note: 'Note', page: 'Page', issue: 'Issue', comment: 'Comment', request: 'Request', attachment: 'Attachment', team: 'Team' };
+const enActions = {
+  create: 'created', update: 'updated', delete: 'deleted', restore: 'restored', move: 'moved', fork: 'forked', pull: 'updated from its original',
+  open: 'opened', close: 'closed', merge: 'merged', add_user: 'member added', update_user: 'role changed', remove_user: 'member removed',
+};
+const jaTypes = { note: 'ノート', page: 'ページ', issue: '課題', comment: 'コメント', request: 'リクエスト', attachment: '添付ファイル', team: 'チーム' };
+const jaActions = {
+  create: '作成', update: '更新', delete: '削除', restore: '復元', move: '移動', fork: 'フォーク', pull: '元のノートから取り込み',
+  open: 'オープン', close: 'クローズ', merge: 'マージ', add_user: 'メンバー追加', update_user: 'ロール変更', remove_user: 'メンバー削除',
+};
+
 const en = {
   signOut: 'Sign out', signedInAs: 'Signed in as', activity: 'Activity', notifications: 'Notifications', apiReference: 'API reference',
   teams: 'Teams', notes: 'Notes', members: 'Members', managers: 'Managers', recentActivity: 'Recent activity', nothing: 'Nothing yet.',
@@ -18,6 +33,14 @@ const en = {
   home: 'Home', by: 'by', updated: 'updated', team: 'Team', note: 'Note', fork: 'Fork', classification: 'Standing', kind: 'Kind',
   into: 'into', noDiff: 'No change.', deleted: 'deleted', skipToContent: 'Skip to the content', breadcrumbs: 'Breadcrumbs',
   pageTree: 'Page tree', main: 'Site', showNow: 'Show it as it is now',
+  allPages: 'All pages…', all: 'All', openIssues: 'Open issues', openRequests: 'Open requests',
+  /** A log entry's kind and action (Log.type, Log.action). */
+  logEvent: (type: string, action: string) => `${pick(enTypes, type)} ${pick(enActions, action)}`,
+  /** What a notification is about (Notification.event). */
+  notificationEvent: (event: string) => pick({ new_note: 'new note', mention: 'mentioned you', assign: 'assigned to you', comment: 'comment', request: 'request', merge: 'merged', close: 'closed' }, event),
+  /** The caller's role in a team (Team.role). */
+  role: (role: string) => pick({ manager: 'You manage this team', member: 'You are a member' }, role),
+  language: (code: string) => pick({ en: 'English', ja: 'Japanese' }, code),
   /** The banner of a view of the note as it was (`?at=`). */
   asItWas: (date: string) => `As it was on ${date}`,
   /** On a version saved by merge-on-write (PageVersion.merged_from_base). */
@@ -41,6 +64,11 @@ const ja: Strings = {
   home: 'ホーム', by: '作成者', updated: '更新', team: 'チーム', note: 'ノート', fork: 'フォーク', classification: '状況', kind: '種類',
   into: 'マージ先', noDiff: '変更はありません。', deleted: '削除', skipToContent: '本文へ移動', breadcrumbs: 'パンくずリスト',
   pageTree: 'ページツリー', main: 'サイト', showNow: '現在の内容を表示',
+  allPages: 'すべてのページ…', all: 'すべて', openIssues: '未完了の課題', openRequests: 'オープンのリクエスト',
+  logEvent: (type: string, action: string) => `${pick(jaTypes, type)}: ${pick(jaActions, action)}`,
+  notificationEvent: (event: string) => pick({ new_note: '新しいノート', mention: 'メンション', assign: '担当の割り当て', comment: 'コメント', request: 'リクエスト', merge: 'マージ', close: 'クローズ' }, event),
+  role: (role: string) => pick({ manager: 'このチームの管理者です', member: 'このチームのメンバーです' }, role),
+  language: (code: string) => pick({ en: '英語', ja: '日本語' }, code),
   asItWas: (date: string) => `${date} 時点の内容`,
   mergedWith: (base: number) => `バージョン ${base} とマージ`,
   via: (app: string) => `${app} 経由`,

@@ -11,6 +11,7 @@ import { html, type Html } from './html.ts';
 import { browserLanguage, localeOf } from './i18n.ts';
 import { layout, sendView, STYLESHEET_PATH } from './layout.ts';
 import { activityView, notificationsView } from './views/feeds.ts';
+import { issueListView, requestListView } from './views/lists.ts';
 import { noteView } from './views/note.ts';
 import { diffView, historyView, pageView, versionView } from './views/page.ts';
 import { teamView, userView } from './views/people.ts';
@@ -61,6 +62,8 @@ export function webRoutes(services: AppServices): express.Router {
     { path: '/teams/:team', GET: serve((view, p) => teamView(view, text(p.team))), integers: { query: ['page'] } },
     // after /users/... and /teams/..., and after the system, avatar and OAuth routes registered before this router
     { path: '/:team/:note', GET: serve((view, p) => noteView(view, text(p.team), text(p.note))), integers: { query: ['pages'] } },
+    { path: '/:team/:note/issues', GET: serve((view, p) => issueListView(view, text(p.team), text(p.note))), integers: { query: ['page'] } },
+    { path: '/:team/:note/requests', GET: serve((view, p) => requestListView(view, text(p.team), text(p.note))), integers: { query: ['page'] } },
     { path: '/:team/:note/issues/:index', GET: serve((view, p) => issueView(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
     { path: '/:team/:note/requests/:index', GET: serve((view, p) => requestView(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
     { path: '/:team/:note/:page', precondition: numericPage, GET: serve((view, p) => pageView(view, ...page(p))), integers: { path: ['page'] } },

@@ -54,5 +54,5 @@ export async function noteView(view: View, team: string, ref: string) {
 <div class="layout"><nav class="card tree" aria-label="${t.pageTree}"><h2>${t.pages}</h2>${pageTree(view.locale, pages.pages, undefined, at)}${more}</nav>
 <div><div class="card"><p class="meta"><span class="badge">${note.is_private ? t.privateNote : t.publicNote}</span> ${note.team.name} / ${note.name}</p>${forked}
 <div class="content">${trusted(note.description_html)}</div></div>
-<div class="card"><p><span class="badge">${t.issues}: <span data-count="issues">${issues.total ?? 0}</span></span> <span class="badge">${t.requests}: <span data-count="requests">${requests.total ?? 0}</span></span></p></div></div></div>`);
+<div class="card"><ul class="counts"><li><a href="${note.html_url}/issues">${t.openIssues}: <span data-count="issues">${issues.total ?? 0}</span></a></li><li><a href="${note.html_url}/requests">${t.openRequests}: <span data-count="requests">${requests.total ?? 0}</span></a></li></ul></div></div></div>`);
 }

@@ -26,12 +26,12 @@ const target = (item: { request?: Linked; issue?: Linked; page?: Linked; note?: 
 
 export function logLine(locale: Locale, log: Log): Html {
   const link = target(log as never);
-  return html`<li>${when(locale, log.created_at, log.time_ago)} · <a href="${log.user.html_url}">${log.user.username}</a>${viaBadge(locale, log.via)} <span class="badge">${log.type} ${log.action}</span> ${link ? html`<a href="${link.html_url}">${log.title}</a>` : log.title}</li>`;
+  return html`<li>${when(locale, log.created_at, log.time_ago)} · <a href="${log.user.html_url}">${log.user.username}</a>${viaBadge(locale, log.via)} <span class="badge">${locale.t.logEvent(log.type, log.action)}</span> ${link ? html`<a href="${link.html_url}">${log.title}</a>` : log.title}</li>`;
 }
 
 export function notificationLine(locale: Locale, notification: Notification): Html {
   const link = target(notification as never);
-  return html`<li>${when(locale, notification.created_at, notification.time_ago)} · ${notification.is_read ? '' : html`<span class="badge ok">${locale.t.unread}</span> `}<a href="${notification.from_user.html_url}">${notification.from_user.username}</a> <span class="badge">${notification.event}</span> ${link ? html`<a href="${link.html_url}">${notification.title}</a>` : notification.title}</li>`;
+  return html`<li>${when(locale, notification.created_at, notification.time_ago)} · ${notification.is_read ? '' : html`<span class="badge ok">${locale.t.unread}</span> `}<a href="${notification.from_user.html_url}">${notification.from_user.username}</a> <span class="badge">${locale.t.notificationEvent(notification.event)}</span> ${link ? html`<a href="${link.html_url}">${notification.title}</a>` : notification.title}</li>`;
 }
 
 export function list(locale: Locale, items: Html[], className = ''): Renderable {

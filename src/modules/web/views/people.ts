@@ -22,7 +22,7 @@ export async function userView(view: View, username: string) {
   else teams = [...new Map(notes.body.map((note) => [note.team.id, note.team])).values()];
   const logs = (await view.run('listLogs', 'caller', '/logs', {}, { per_page: 50 })).body.filter((log) => log.user.id === user.id).slice(0, 10);
   return view.page({ title: user.name, crumbs: [{ label: user.username }], operation: 'getUser' }, html`
-<div class="card"><h1><img class="avatar" src="${user.avatar_url}" alt="">${user.name}</h1><p class="muted">@${user.username} · ${user.lang.code}</p></div>
+<div class="card"><h1><img class="avatar" src="${user.avatar_url}" alt="">${user.name}</h1><p class="muted">@${user.username} · ${t.language(user.lang.code)}</p></div>
 <div class="card"><h2>${t.teams}</h2>${list(view.locale, teams.map((team) => html`<li><a href="${team.html_url}">${team.name}</a></li>`))}</div>
 <div class="card"><h2>${t.notes}</h2>${list(view.locale, notes.body.map((note) => noteItem(view, note)))}${pager(view.locale, user.html_url, page, NOTES_PER_PAGE, notes.total)}</div>
 <div class="card"><h2>${t.recentActivity}</h2>${list(view.locale, logs.map((log) => logLine(view.locale, log)))}</div>`);
@@ -36,7 +36,7 @@ export async function teamView(view: View, name: string) {
   const notes = await view.run('listTeamNotes', 'team', `/teams/${seg(name)}/notes`, { team: name }, { page, per_page: NOTES_PER_PAGE });
   const people = (users: typeof team.members) => list(view.locale, (users ?? []).map((user) => html`<li><a href="${user.html_url}">${user.name}</a> <span class="muted">@${user.username}</span></li>`));
   return view.page({ title: team.name, crumbs: [{ label: t.team }, { label: team.name }], operation: 'getTeam' }, html`
-<div class="card"><h1><img class="avatar" src="${team.avatar_url}" alt="">${team.fullname || team.name}</h1>${team.description ? html`<p>${team.description}</p>` : ''}${team.role ? html`<p class="meta">${team.role}</p>` : ''}</div>
+<div class="card"><h1><img class="avatar" src="${team.avatar_url}" alt="">${team.fullname || team.name}</h1>${team.description ? html`<p>${team.description}</p>` : ''}${team.role ? html`<p class="meta">${t.role(team.role)}</p>` : ''}</div>
 <div class="card"><h2>${t.managers}</h2>${people(team.managers)}<h2>${t.members}</h2>${people(team.members)}</div>
 <div class="card"><h2>${t.notes}</h2>${list(view.locale, notes.body.map((note) => noteItem(view, note)))}${pager(view.locale, team.html_url, page, NOTES_PER_PAGE, notes.total)}</div>`);
 }
