@@ -264,3 +264,113 @@ describe('the authorization-code flow with PKCE', () => {
     expect(forged.location).toBeNull();
   });
 });
+
+describe('the pages’ product name and language', () => {
+  const japanese = { 'Accept-Language': 'ja,en;q=0.8' };
+  /** A request with headers the cookie browser does not send (Accept-Language), cookies passed by hand. */
+  async function fetchPage(path: string, headers: Record<string, string>, form?: Record<string, string>) {
+    const response = await fetch(app.baseUrl + path, {
+      method: form ? 'POST' : 'GET',
+      headers: form ? { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' } : headers,
+      body: form ? new URLSearchParams(form).toString() : undefined,
+      redirect: 'manual',
+    });
+    return { status: response.status, headers: response.headers, cookies: response.headers.getSetCookie(), text: await response.text() };
+  }
+
+  it('names the product on the sign-in page and in the title of every page, in English by default', async () => {
+    const { challenge } = pkcePair();
+    const signIn = await new CookieBrowser(app.baseUrl).get(authorizePath(publicParameters(challenge)));
+    expect(signIn.text).toContain('<html lang="en">');
+    expect(signIn.text).toContain('<title>Sign in · Notes</title>');
+    expect(signIn.text).toMatch(/<main><p class="brand">Notes<\/p><h1>Sign in<\/h1><p class="lead">Sign in to continue to <strong>Pocket Notes<\/strong>\.<\/p>/);
+    expect(signIn.text).toContain('<label for="login">User name</label>');
+    expect(signIn.headers.get('content-language')).toBe('en');
+    const plain = await new CookieBrowser(app.baseUrl).get('/oauth/sign-in');
+    expect(plain.text).toContain('Use your Notes account to continue.');
+    const broken = await new CookieBrowser(app.baseUrl).get(authorizePath(publicParameters(challenge, { client_id: 'nope' })));
+    expect(broken.status).toBe(400);
+    expect(broken.text).toContain('<title>Cannot authorize · Notes</title>');
+    expect(broken.text).toContain('the app this link names is not registered here');
+    // a browser that prefers English to Japanese gets English
+    expect((await fetchPage('/oauth/sign-in', { 'Accept-Language': 'en-US,en;q=0.9,ja;q=0.8' })).text).toContain('<html lang="en">');
+  });
+
+  it('speaks Japanese to a browser that asks for it: the sign-in page, a failed sign-in, a broken link, a refusal', async () => {
+    const { challenge } = pkcePair();
+    const { username } = await freshUser();
+    const path = authorizePath(publicParameters(challenge));
+    const form = await fetchPage(path, japanese);
+    expect(form.status).toBe(200);
+    expect(form.headers.get('content-language')).toBe('ja');
+    expect(form.text).toContain('<html lang="ja">');
+    expect(form.text).toContain('<title>サインイン · Notes</title>');
+    expect(form.text).toContain('<p class="brand">Notes</p><h1>サインイン</h1>');
+    expect(form.text).toContain('<strong>Pocket Notes</strong> の利用を続けるには、サインインしてください。');
+    expect(form.text).toContain('<label for="login">ユーザー名</label>');
+    expect(form.text).toContain('<label for="password">パスワード</label>');
+    expect(form.text).toContain('<button type="submit">サインイン</button>');
+    expect(form.text).not.toMatch(/Sign in|User name|Password/);
+
+    const csrf = /^notes_csrf=([^;]+)/.exec(form.cookies.find((cookie) => cookie.startsWith('notes_csrf='))!)![1]!;
+    const wrong = await fetchPage('/oauth/sign-in', { ...japanese, Cookie: `notes_csrf=${csrf}` }, { ...hiddenFields(form.text), login: username, password: 'not the password' });
+    expect(wrong.status).toBe(403);
+    expect(wrong.text).toContain('<html lang="ja">');
+    expect(wrong.text).toContain('<p class="error" role="alert">ユーザー名またはパスワードが違います。</p>');
+    expect(wrong.text).toContain(`value="${username}"`);
+    expect(wrong.text).not.toContain('wrong');
+    const expired = await fetchPage('/oauth/sign-in', japanese, { ...hiddenFields(form.text), login: username, password: 'not the password' });
+    expect(expired.status).toBe(403);
+    expect(expired.text).toContain('フォームの有効期限が切れました。もう一度サインインしてください。');
+
+    const broken = await fetchPage(authorizePath(publicParameters(challenge, { redirect_uri: 'https://evil.example/steal' })), japanese);
+    expect(broken.status).toBe(400);
+    expect(broken.text).toContain('<title>承認できません · Notes</title>');
+    expect(broken.text).toContain('このリンクのリダイレクト URI はアプリに登録されていません');
+    const refused = await fetch(`${app.baseUrl}/oauth/authorize`, { method: 'PUT', headers: japanese });
+    expect(refused.status).toBe(405);
+    expect(await refused.text()).toMatch(/<html lang="ja">[\s\S]*<h1>使えないメソッド<\/h1>/);
+  });
+
+  it('shows the consent page in the signed-in user’s language, whatever the browser asks for', async () => {
+    const { challenge } = pkcePair();
+    const jun = await makeUser(app, undefined, { lang: 'ja' });
+    const junPassword = await givePassword(app, jun.user);
+    const browser = new CookieBrowser(app.baseUrl);
+    const consent = await browser.signIn(authorizePath(publicParameters(challenge)), jun.user.username, junPassword);
+    expect(consent.status, consent.text).toBe(200);
+    expect(consent.text).toContain('<html lang="ja">');
+    expect(consent.text).toContain('<title>Pocket Notes を承認 · Notes</title>');
+    expect(consent.text).toContain(`<strong>Pocket Notes</strong> が <strong>${jun.user.username}</strong> として次のことを行う許可を求めています:`);
+    expect(consent.text).toContain('<li>あなたのノート、ページ、課題、コメントを読む</li><li>あなたとしてノート、ページ、課題、コメントを作成・変更する</li>');
+    expect(consent.text).toContain('value="allow">許可</button>');
+    expect(consent.text).toContain('value="deny">拒否</button>');
+    const answer = await browser.decide(consent, 'allow');
+    expect(answer.status).toBe(303);
+    expect(new URL(answer.location!).searchParams.get('code')).toBeTruthy();
+
+    // an English user on a Japanese browser: the setting wins
+    const { username, password: englishPassword } = await freshUser();
+    const english = new CookieBrowser(app.baseUrl);
+    await english.signIn(authorizePath(publicParameters(challenge)), username, englishPassword);
+    const cookie = `notes_session=${english.cookies.get('notes_session')}`;
+    const readOnly = await fetchPage(authorizePath(publicParameters(challenge, { scope: 'read' })), { ...japanese, Cookie: cookie });
+    expect(readOnly.text).toContain('<html lang="en">');
+    expect(readOnly.text).toMatch(/<ul><li>read your notes, pages, issues and comments<\/li><\/ul>/);
+    expect((await fetchPage('/oauth/sign-in', { ...japanese, Cookie: cookie })).text).toContain(`You are signed in as ${username}.`);
+  });
+
+  it('describes an app that only proposes changes in Japanese too', async () => {
+    const proposer = await makeClient(app, { name: 'Agent <App>', writes: 'proposals', redirectUris: ['http://127.0.0.1:9/agent'] });
+    const jun = await makeUser(app, undefined, { lang: 'ja' });
+    const consent = await new CookieBrowser(app.baseUrl).signIn(
+      authorizePath({ response_type: 'code', client_id: proposer.clientId, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', scope: 'write' }),
+      jun.user.username, await givePassword(app, jun.user),
+    );
+    expect(consent.status, consent.text).toBe(200);
+    expect(consent.text).toContain('<h1>Agent &#60;App&#62; を承認</h1>');
+    expect(consent.text).toContain('<li>ページへの変更を提案する: ');
+    expect(consent.text).toContain('<li>あなたとしてコメントし、課題を作成する</li>');
+    expect(consent.text).not.toContain('作成・変更する');
+  });
+});

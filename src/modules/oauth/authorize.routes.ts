@@ -13,6 +13,7 @@ import type { User } from '../users/user.entity.ts';
 import { findClient } from './clients.ts';
 import { grantCovers, oauthModel } from './model.ts';
 import type { OAuthClient } from './oauth.entity.ts';
+import { pageText, type LinkProblem } from './page-text.ts';
 import { consentPage, errorPage, messagePage, refusalPage, sendPage, signInPage, stylesheet } from './pages.ts';
 import { grantedScope, parseScopeParameter } from './scopes.ts';
 import { sendRateLimitHeaders, type SignInLimits } from './sign-in-limits.ts';
@@ -24,30 +25,28 @@ type Parameters = Partial<Record<(typeof PARAMETERS)[number], string>>;
 /** An authorization request whose app and redirect URI are known to be registered. */
 type Known = { client: OAuthClient; redirectUri: string; parameters: Parameters };
 
-function collect(source: Record<string, unknown>): Parameters | string {
+function collect(source: Record<string, unknown>): Parameters | LinkProblem {
   const parameters: Parameters = {};
   for (const name of PARAMETERS) {
     const value = source[name];
     if (value === undefined || value === '') continue;
-    if (typeof value !== 'string') return `the parameter ${name} was given more than once`;
-    if (value.length > 2000) return `the parameter ${name} is too long`;
+    if (typeof value !== 'string') return { problem: 'repeatedParameter', parameter: name };
+    if (value.length > 2000) return { problem: 'longParameter', parameter: name };
     parameters[name] = value;
   }
   return parameters;
 }
 
 /** The app and the redirect URI, or what is wrong (shown as a page: the URI to send an error to is not known). */
-async function identify(em: EntityManager, source: Record<string, unknown>): Promise<Known | string> {
+async function identify(em: EntityManager, source: Record<string, unknown>): Promise<Known | LinkProblem> {
   const parameters = collect(source);
-  if (typeof parameters === 'string') return parameters;
-  if (!parameters.client_id) return 'the link names no app (client_id is missing)';
+  if ('problem' in parameters) return parameters;
+  if (!parameters.client_id) return { problem: 'noApp' };
   const client = await findClient(em, parameters.client_id);
-  if (!client) return 'the app this link names is not registered here';
+  if (!client) return { problem: 'unknownApp' };
   const registered = client.redirectUris;
-  if (parameters.redirect_uri !== undefined && !registered.includes(parameters.redirect_uri)) {
-    return 'the redirect URI of this link is not registered for the app';
-  }
-  if (parameters.redirect_uri === undefined && registered.length !== 1) return 'the link names no redirect URI (redirect_uri is missing)';
+  if (parameters.redirect_uri !== undefined && !registered.includes(parameters.redirect_uri)) return { problem: 'unregisteredRedirectUri' };
+  if (parameters.redirect_uri === undefined && registered.length !== 1) return { problem: 'noRedirectUri' };
   const redirectUri = parameters.redirect_uri ?? registered[0]!;
   return { client, redirectUri, parameters: { ...parameters, redirect_uri: redirectUri } };
 }
@@ -99,41 +98,51 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
   }
 
   async function showSignIn(req: express.Request, res: express.Response, status: number, returnTo: string, extra: { login?: string; message?: string } = {}) {
-    const returning = returnTo.startsWith('/oauth/authorize?') ? await identify(req.em, Object.fromEntries(new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)))) : 'a view';
-    const known = typeof returning === 'string' ? undefined : returning;
-    const page = signInPage({ csrfToken: sessions.csrfToken(req, res, undefined), returnTo, appName: known?.client.name, ...extra });
-    sendPage(res, status, 'Sign in', page, known?.redirectUri);
+    const returning = returnTo.startsWith('/oauth/authorize?') ? await identify(req.em, Object.fromEntries(new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)))) : undefined;
+    const known = returning && 'client' in returning ? returning : undefined;
+    // whoever signs in is not known yet: the browser's language
+    const text = pageText(req);
+    const page = signInPage(text, { csrfToken: sessions.csrfToken(req, res, undefined), returnTo, appName: known?.client.name, ...extra });
+    sendPage(res, status, text, text.signIn, page, known?.redirectUri);
   }
 
   /** The authorization request, from the query (GET) or the consent form (POST). */
   async function authorize(req: express.Request, res: express.Response, source: Record<string, unknown>, decision: 'ask' | 'allow' | 'deny') {
     const known = await identify(req.em, source);
-    if (typeof known === 'string') return sendPage(res, 400, 'Cannot authorize', errorPage(known));
+    if ('problem' in known) {
+      const text = pageText(req, (await sessions.read(req))?.user);
+      return sendPage(res, 400, text, text.cannotAuthorize, errorPage(text, text.linkProblem(known)));
+    }
     const problem = requestProblem(known);
     if (problem) return res.set('Cache-Control', 'no-store').redirect(req.method === 'POST' ? 303 : 302, errorRedirect(known.redirectUri, problem[0], problem[1], known.parameters.state));
     const session = await sessions.read(req);
     if (!session) return showSignIn(req, res, 200, authorizePath(known.parameters));
     if (decision !== 'ask') {
       if (!sessions.checkCsrf(req, ((req.body ?? {}) as Record<string, unknown>).csrf_token, session)) {
-        return sendPage(res, 403, 'Cannot authorize', errorPage('the form has expired or did not come from this site'));
+        const text = pageText(req, session.user);
+        return sendPage(res, 403, text, text.cannotAuthorize, errorPage(text, text.formExpired));
       }
       return finish(req, res, known, session.user, decision === 'allow');
     }
     const scope = grantedScope(parseScopeParameter(known.parameters.scope), known.client.scope ?? null)!;
     if (known.client.firstParty || (await grantCovers(req.em, session.user.id, known.client.id, scope))) return finish(req, res, known, session.user, true);
-    showConsent(res, session, known, scope);
+    showConsent(req, res, session, known, scope);
   }
 
-  function showConsent(res: express.Response, session: SignedIn, known: Known, scope: 'read' | 'write') {
-    const page = consentPage({ csrfToken: session.csrfToken, appName: known.client.name, username: session.user.username, scope, writes: known.client.writes, parameters: known.parameters as Record<string, string> });
-    sendPage(res, 200, `Authorize ${known.client.name}`, page, known.redirectUri);
+  function showConsent(req: express.Request, res: express.Response, session: SignedIn, known: Known, scope: 'read' | 'write') {
+    const text = pageText(req, session.user);
+    const page = consentPage(text, { csrfToken: session.csrfToken, appName: known.client.name, username: session.user.username, scope, writes: known.client.writes, parameters: known.parameters as Record<string, string> });
+    sendPage(res, 200, text, text.authorizeApp(known.client.name), page, known.redirectUri);
   }
 
   async function signInForm(req: express.Request, res: express.Response) {
     const session = await sessions.read(req);
     const returnTo = safeReturnTo(req.query.return_to);
     if (session && returnTo) return res.redirect(303, returnTo);
-    if (session) return sendPage(res, 200, 'Signed in', messagePage('Signed in', `You are signed in as ${session.user.username}.`));
+    if (session) {
+      const text = pageText(req, session.user);
+      return sendPage(res, 200, text, text.signedIn, messagePage(text.signedIn, text.signedInAs(session.user.username)));
+    }
     await showSignIn(req, res, 200, returnTo ?? '');
   }
 
@@ -142,27 +151,30 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
     const returnTo = safeReturnTo(body.return_to) ?? '';
     const login = typeof body.login === 'string' ? body.login.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
+    const text = pageText(req);
     // the sign-in form always carries the pre-sign-in token (showSignIn), also when a session exists already
     if (!sessions.checkCsrf(req, body.csrf_token, undefined)) {
-      return showSignIn(req, res, 403, returnTo, { login, message: 'The form had expired. Please sign in again.' });
+      return showSignIn(req, res, 403, returnTo, { login, message: text.signInExpired });
     }
     const verdict = await limits.attempt(req.em, login, req.ip ?? 'unknown');
     sendRateLimitHeaders(res, verdict);
-    if (verdict.exceeded) return showSignIn(req, res, 429, returnTo, { login, message: `Too many sign-in attempts. Try again in ${verdict.resetSeconds} seconds.` });
+    if (verdict.exceeded) return showSignIn(req, res, 429, returnTo, { login, message: text.signInTooOften(verdict.resetSeconds) });
     const user = login && password ? await checkCredentials(req.em, login, password) : undefined;
-    if (!user) return showSignIn(req, res, 403, returnTo, { login, message: 'The user name or the password is wrong.' });
+    if (!user) return showSignIn(req, res, 403, returnTo, { login, message: text.signInWrong });
     await sessions.start(req, res, user);
     if (returnTo) return res.redirect(303, returnTo);
-    sendPage(res, 200, 'Signed in', messagePage('Signed in', 'You are signed in.'));
+    const signedIn = pageText(req, user);
+    sendPage(res, 200, signedIn, signedIn.signedIn, messagePage(signedIn.signedIn, signedIn.nowSignedIn));
   }
 
   async function signOut(req: express.Request, res: express.Response) {
     const session = await sessions.read(req);
+    const text = pageText(req, session?.user);
     if (session && !sessions.checkCsrf(req, ((req.body ?? {}) as Record<string, unknown>).csrf_token, session)) {
-      return sendPage(res, 403, 'Sign out', errorPage('the form has expired or did not come from this site'));
+      return sendPage(res, 403, text, text.signOut, errorPage(text, text.formExpired));
     }
     await sessions.end(req, res);
-    sendPage(res, 200, 'Signed out', messagePage('Signed out'));
+    sendPage(res, 200, text, text.signedOut, messagePage(text.signedOut));
   }
 
   const stylesheetFile: express.RequestHandler = (_req, res) => {
@@ -185,7 +197,10 @@ export function authorizeRoutes(options: { settings: OAuthSettings; sessions: Se
   ]);
 }
 
-const refuseAsPage: Refusal = (error, _req, res) => {
+// refused before the route reads a session: the browser's language
+const refuseAsPage: Refusal = (error, req, res) => {
+  const text = pageText(req);
+  const { title, message } = text.refusal(error);
   res.set(error.headers);
-  sendPage(res, error.status, error.title, refusalPage(error.title, error.message));
+  sendPage(res, error.status, text, title, refusalPage(text, title, message));
 };
