@@ -1004,6 +1004,7 @@ export type Problem = {
      * | `still_referenced` | 409 | the object is still referred to by others |
      * | `version_conflict` | 409 | the object changed since the version the request is based on |
      * | `merge_conflict` | 409 | the changes cannot be merged without resolving conflicts |
+     * | `stale_resolution` | 409 | a resolution chose region by region for a page whose conflicts have changed since (another number of regions) |
      * | `edit_conflict` | 409 | a page write based on an older version overlaps what was written since (`latest_version`, `latest_title`, `latest_content`, `conflicts`), or was not merged (`on_conflict=fail`, or the merge was past its bound) |
      * | `invalid_state` | 409 | the object's state does not allow this change (a merged request cannot be reopened) |
      * | `precondition_failed` | 412 | `If-Match` does not match the object's current `ETag` |
@@ -1041,7 +1042,7 @@ export type Problem = {
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'proposals_only' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'fork_missing' | 'at_in_future' | 'at_before_note' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'proposals_only' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'stale_resolution' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'fork_missing' | 'at_in_future' | 'at_before_note' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -1777,13 +1778,23 @@ export type MergeInput = {
     expected_head_versions?: Array<number> | null;
     /**
      * One decision per conflicting page (`page_id` as in the conflict): `take` `ours` or `theirs` (each disputed
-     * region from that side; the rest stays merged), or `content`, the page's final HTML.
+     * region from that side; the rest stays merged), `content`, the page's final HTML, or `regions`, one decision per
+     * disputed region of its `content` or `delete_modify` conflict, in the order the conflict lists them (a title's
+     * region first): `take` a side, or `content`, that stretch's text as it should read (the rest stays merged). With
+     * `regions`, a `tree` conflict of the same page takes `take` (ours when absent). `regions` with a different
+     * number of decisions than the page's regions answers 409 `stale_resolution` and changes nothing: the page
+     * changed since its conflicts were read. Form: `resolutions[0][regions][1][take]=theirs`. `regions` is an
+     * addition to the original contract.
      *
      */
     resolutions?: Array<{
         page_id: number;
         take?: 'ours' | 'theirs' | null;
         content?: string | null;
+        regions?: Array<{
+            take?: 'ours' | 'theirs' | null;
+            content?: string | null;
+        }> | null;
     }> | null;
     [key: string]: unknown;
 };

@@ -265,6 +265,39 @@ describe('mergeRequest', () => {
     expect(await contentOf(s.deploy.id)).toBe(DEPLOY.replace('clean checkout', 'tagged release'));
   });
 
+  it('takes a decision per region: one side for one, an edited text for another; the rest stays merged', async () => {
+    const s = await setup();
+    const three = '<h1>Deploy</h1>\n<p>Run make deploy from a clean checkout.</p>\n<p>Then check the dashboard.</p>\n<p>Page the on-call.</p>\n';
+    await s.editUpstream(s.deploy.id, three);
+    const fork = await forkNote(app, s.note, outsider);
+    const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, s.deploy.id]);
+    const forkPath = `/api/v1/otto/${fork.id}`;
+    // the fork changes paragraphs 1, 2 and 3; the original changes 1 and 2 differently, not 3
+    const theirs = three.replace('clean checkout', 'tagged release').replace('the dashboard', 'the status page').replace('Page the on-call', 'Page the on-call engineer');
+    expect((await outsider.client.put(`${forkPath}/${copy!.id}`, { json: { page: { content: theirs } } })).status).toBe(200);
+    await s.editUpstream(s.deploy.id, three.replace('clean checkout', 'fresh clone').replace('the dashboard', 'the graphs'));
+    const request = (await outsider.client.post(`${forkPath}/requests`, { json: { page_versions: [await latestVersion(copy!.id)] } })).body;
+    const shown = (await manager.client.get(`${s.upstreamPath}/requests/${request.index}`)).body;
+    expect(shown.pages[0].conflicts[0].regions).toHaveLength(2);
+    const url = `${s.upstreamPath}/requests/${request.index}/merge`;
+
+    // a decision for each region but one, or one too many: the conflicts changed since they were read
+    for (const regions of [[{ take: 'theirs' }], [{ take: 'theirs' }, { take: 'ours' }, { take: 'ours' }]]) {
+      const stale = await manager.client.put(url, { json: { resolutions: [{ page_id: copy!.id, regions }] } });
+      expect([stale.status, stale.body.code]).toEqual([409, 'stale_resolution']);
+    }
+    const empty = await manager.client.put(url, { json: { resolutions: [{ page_id: copy!.id, regions: [{ take: 'theirs' }, {}] }] } });
+    expect([empty.status, empty.body.code, empty.body.errors?.[0]?.pointer]).toEqual([400, 'validation_failed', '/resolutions/0/regions/1']);
+    expect(await contentOf(s.deploy.id)).toBe(three.replace('clean checkout', 'fresh clone').replace('the dashboard', 'the graphs'));
+
+    // as a form, the way the browser's decision form sends it
+    const merged = await manager.client.put(url, {
+      form: { 'resolutions[0][page_id]': String(copy!.id), 'resolutions[0][regions][0][take]': 'theirs', 'resolutions[0][regions][1][content]': '<p>Then check the graphs and the status page.</p>\n' },
+    });
+    expect(merged.status, merged.text).toBe(200);
+    expect(await contentOf(s.deploy.id)).toBe('<h1>Deploy</h1>\n<p>Run make deploy from a tagged release.</p>\n<p>Then check the graphs and the status page.</p>\n<p>Page the on-call engineer.</p>\n');
+  });
+
   it('answers 403 to members, 422 to a draft, 404 for an unknown index', async () => {
     const s = await setup();
     const request = await s.request([await s.editFork(s.forkDeploy, '<p>x</p>')], { is_wip: true });

@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { mergeInBackground, type BackgroundMerge } from './merge/background.ts';
 import { budgetOf, type Budget } from '../text/merge3.ts';
 import {
-  classify, mergePage, mergeParent, type Classification, type PageConflict, type PageMerge, type ParentKey, type ParentMerge, type Side,
+  classify, mergePage, mergeParent, oneRegion, type Classification, type PageConflict, type PageMerge, type ParentKey, type ParentMerge, type Side,
 } from './merge/pages.ts';
 import { requestPageContents, requestPageRows, type RequestPageRow } from './requests.repository.ts';
 
@@ -114,7 +114,10 @@ function keepSubPages(row: RequestPageRow, merge: PageMerge): PageMerge {
       kind: 'delete_modify',
       regions: [{ base: row.b_content ?? '', ours: ours.content, theirs: '' }],
     },
-    resolve: (resolution) => (resolution === 'theirs' ? null : resolution === 'ours' ? ours : { title: ours.title, content: resolution.content }),
+    resolve: (resolution) => {
+      const decided = oneRegion(conflictPageId(row), resolution);
+      return decided === 'theirs' ? null : decided === 'ours' ? ours : { title: ours.title, content: decided.content };
+    },
   };
 }
 

@@ -7,7 +7,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits } from '../../config.ts';
 import { currentTime } from '../../db/timestamps.ts';
-import { conflict, DomainError, unprocessable, type FieldError } from '../errors.ts';
+import { badRequest, conflict, DomainError, unprocessable, type FieldError } from '../errors.ts';
 import { recordEvent } from '../events/events.ts';
 import type { Actor } from '../events/domain-events.ts';
 import type { Note } from '../notes/note.entity.ts';
@@ -16,21 +16,29 @@ import { createPage, lockTree, movePage, removePage } from '../pages/tree.servic
 import { lockPage, recordVersion, touch } from '../pages/versions.writer.ts';
 import { User } from '../users/user.entity.ts';
 import { budgetOf } from '../text/merge3.ts';
-import type { PageConflict, Resolution, Side } from './merge/pages.ts';
+import { treeSide, wholeContent, type PageConflict, type RegionChoice, type Resolution, type Side } from './merge/pages.ts';
 import { MergeRequest } from './merge-request.entity.ts';
 import { conflictPageId, loadRequestPages, pageState, sidesOf } from './merge-state.ts';
 import type { RequestPageRow } from './requests.repository.ts';
 import { forkPagesWithParentOrigin, headVersions, markRequestPagesMerged, markVersionsFromRequest, rebaseForkPages, type ForkPageRow } from './requests.repository.ts';
 
-export type ResolutionInput = { page_id: number; take?: 'ours' | 'theirs' | null | undefined; content?: string | null | undefined };
+type Choice = { take?: 'ours' | 'theirs' | null | undefined; content?: string | null | undefined };
+export type ResolutionInput = Choice & { page_id: number; regions?: readonly Choice[] | null | undefined };
 export type MergeOptions = { expectedHeadVersions?: readonly number[] | null | undefined; resolutions?: readonly ResolutionInput[] | null | undefined };
 
 /** The decision given for each page (by the fork page's id). */
 export function resolutionsByPage(inputs: readonly ResolutionInput[] | null | undefined): Map<number, Resolution> {
   const map = new Map<number, Resolution>();
-  for (const input of inputs ?? []) {
+  for (const [at, input] of (inputs ?? []).entries()) {
     if (typeof input.content === 'string') map.set(input.page_id, { content: input.content });
-    else if (input.take) map.set(input.page_id, input.take);
+    else if (Array.isArray(input.regions)) {
+      const regions = input.regions.map((choice, index): RegionChoice => {
+        if (typeof choice.content === 'string') return { content: choice.content };
+        if (choice.take) return choice.take;
+        throw badRequest('a region decision takes `take` (ours or theirs) or `content`', [{ pointer: `/resolutions/${at}/regions/${index}`, detail: 'decides nothing' }]);
+      });
+      map.set(input.page_id, { regions, take: input.take ?? undefined });
+    } else if (input.take) map.set(input.page_id, input.take);
   }
   return map;
 }
@@ -61,15 +69,15 @@ function mergeAll(rows: readonly RequestPageRow[], resolutions: Map<number, Reso
     else if (merge.status === 'conflict') {
       if (resolution) result = merge.resolve(resolution);
       else conflicts.push(merge.conflict);
-    } else if (resolution && typeof resolution !== 'string') {
+    } else if (wholeContent(resolution) !== undefined) {
       const { theirs, ours } = sidesOf(row);
-      result = { title: (theirs ?? ours)?.title ?? '', content: resolution.content };
+      result = { title: (theirs ?? ours)?.title ?? '', content: wholeContent(resolution)! };
     } else bounded.push({ pageId: conflictPageId(row), reason: merge.reason });
     let parent: string | undefined;
     if (tree?.status === 'clean') parent = tree.parent;
     else if (tree?.status === 'conflict') {
       const [region] = tree.conflict.regions;
-      if (resolution) parent = resolution === 'theirs' ? region!.theirs : region!.ours;
+      if (resolution) parent = treeSide(resolution) === 'theirs' ? region!.theirs : region!.ours;
       else conflicts.push(tree.conflict);
     }
     if (result !== undefined) merged.push({ row, result, parent });

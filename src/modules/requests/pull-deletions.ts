@@ -8,7 +8,7 @@
 //   base moves to the original's latest version, so the next pull does not ask again).
 // A page the fork deleted and the original did not change stays deleted, quietly.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PageConflict, Resolution } from './merge/pages.ts';
+import { oneRegion, type PageConflict, type Resolution } from './merge/pages.ts';
 import { confirmForkDeletions, detachFromUpstream, forgetForkDeletions, orphanedForkPages, revivedDeletions } from './requests.repository.ts';
 
 export type DeletionPlan = {
@@ -32,7 +32,8 @@ export async function planDeletions(
   const plan: DeletionPlan = { remove: [], detach: [], restore: [], confirm: [] };
   const orphans = await orphanedForkPages(tx, forkId);
   for (const page of orphans) {
-    const resolution = resolutions.get(page.id);
+    const given = resolutions.get(page.id);
+    const resolution = given === undefined ? undefined : oneRegion(page.id, given);
     if (page.version_sequence === 0 && !Number(page.kept_children) && resolution === undefined) plan.remove.push(page.id);
     else if (resolution === 'theirs') plan.remove.push(page.id);
     else if (resolution === 'ours') plan.detach.push({ id: page.id });
@@ -41,7 +42,8 @@ export async function planDeletions(
   }
   const revived = await revivedDeletions(tx, forkId);
   for (const page of revived) {
-    const resolution = resolutions.get(page.upstream_page_id);
+    const given = resolutions.get(page.upstream_page_id);
+    const resolution = given === undefined ? undefined : oneRegion(page.upstream_page_id, given);
     if (resolution === 'ours') plan.confirm.push({ upstreamPageId: page.upstream_page_id, latestId: page.latest_id });
     else if (resolution !== undefined) plan.restore.push(page.upstream_page_id);
     else {

@@ -13,7 +13,7 @@ import { Page } from '../pages/page.entity.ts';
 import { lockTree, movePage, removePage } from '../pages/tree.service.ts';
 import { recordVersion, touch } from '../pages/versions.writer.ts';
 import { budgetOf } from '../text/merge3.ts';
-import { mergePage, mergeParent, type PageConflict, type PageText, type ParentKey, type Resolution } from './merge/pages.ts';
+import { mergePage, mergeParent, treeSide, wholeContent, type PageConflict, type PageText, type ParentKey, type Resolution } from './merge/pages.ts';
 import { deepestFirst, mergeConflict } from './merge.service.ts';
 import { confirmDeletions, planDeletions } from './pull-deletions.ts';
 import { copyOriginalPagesIn, forkCopiesOf, linkCopiedParents, lockForkCopies, moveBasesToOriginal, pullRows, type PullRow } from './requests.repository.ts';
@@ -37,14 +37,14 @@ function mergeRow(row: PullRow, resolution: Resolution | undefined, budget: Retu
     const merge = mergePage(row.id, base, ours, { title: row.u_title, content: row.u_content }, budget);
     const result = merge.status === 'clean' ? merge.result
       : merge.status === 'conflict' && resolution ? merge.resolve(resolution)
-      : merge.status === 'unknown' && resolution && typeof resolution !== 'string' ? { title: ours.title, content: resolution.content }
+      : merge.status === 'unknown' && wholeContent(resolution) !== undefined ? { title: ours.title, content: wholeContent(resolution)! }
       : undefined;
     if (merge.status === 'conflict' && result === undefined) conflicts.push(merge.conflict);
     if (merge.status === 'unknown' && result === undefined) bounded.push({ pageId: row.id, reason: merge.reason });
     if (result && (result.title !== ours.title || result.content !== ours.content)) outcome.content = result;
   }
   const tree = mergeParent(row.id, key(row.b_parent), forkParentKey(row), key(row.u_parent));
-  const parent = tree.status === 'clean' ? tree.parent : resolution === 'theirs' ? key(row.u_parent) : resolution ? forkParentKey(row) : undefined;
+  const parent = tree.status === 'clean' ? tree.parent : resolution === undefined ? undefined : treeSide(resolution) === 'theirs' ? key(row.u_parent) : forkParentKey(row);
   if (tree.status === 'conflict' && parent === undefined) conflicts.push(tree.conflict);
   if (parent !== undefined && parent !== forkParentKey(row)) outcome.parent = parent;
   return outcome;

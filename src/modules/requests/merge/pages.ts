@@ -1,6 +1,7 @@
 // Merging one page three ways: its base (the upstream version the fork copied or last pulled), ours (the side being
 // written to) and theirs (the side brought in). For a request, ours is the upstream and theirs the fork; for a pull,
 // ours is the fork and theirs the upstream. `null` is a page that is not there (deleted, or never existed).
+import { conflict } from '../../errors.ts';
 import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, mergeWhole, regionsOf, resolveChunks, type Budget, type Chunk, type Region } from '../../text/merge3.ts';
 
 export type PageText = { title: string; content: string };
@@ -10,8 +11,48 @@ export type Side = PageText | null;
 export type Classification = 'unchanged' | 'fork_only' | 'upstream_only' | 'identical' | 'diverged';
 export type ConflictKind = 'content' | 'delete_modify' | 'tree';
 export type PageConflict = { page_id: number; kind: ConflictKind; regions: Region[] };
-/** `ours`, `theirs` (each conflicting region from that side), or the page's final HTML. */
-export type Resolution = 'ours' | 'theirs' | { content: string };
+/** One disputed region's decision: a side, or the stretch's text as it should read. */
+export type RegionChoice = 'ours' | 'theirs' | { content: string };
+/**
+ * `ours`, `theirs` (each conflicting region from that side), the page's final HTML, or a decision per region (the
+ * title's region first, then the content's; `take` decides a tree conflict of the same page, ours when absent).
+ */
+export type Resolution = 'ours' | 'theirs' | { content: string } | { regions: readonly RegionChoice[]; take?: 'ours' | 'theirs' | undefined };
+
+/** The page's final HTML where the resolution gives it whole (what decides a page the merge could not read). */
+export function wholeContent(resolution: Resolution | undefined): string | undefined {
+  return typeof resolution === 'object' && 'content' in resolution ? resolution.content : undefined;
+}
+
+/** The side a tree conflict takes under this resolution (ours unless it says theirs). */
+export function treeSide(resolution: Resolution): 'ours' | 'theirs' {
+  if (typeof resolution === 'string') return resolution;
+  return 'regions' in resolution && resolution.take === 'theirs' ? 'theirs' : 'ours';
+}
+
+/** The regions' decisions, when there is one for each of `count` regions: else the page changed since they were read. */
+function choicesFor(pageId: number, resolution: { regions: readonly RegionChoice[] }, count: number): readonly RegionChoice[] {
+  if (resolution.regions.length !== count) {
+    throw conflict('stale_resolution', `page ${pageId} has ${count} conflicting region(s) now; the resolution decides ${resolution.regions.length}: read the conflicts again`);
+  }
+  return resolution.regions;
+}
+
+/** The decision for a conflict of one region (delete_modify): the resolution itself, or its one region's. */
+export function oneRegion(pageId: number, resolution: Resolution): RegionChoice {
+  return typeof resolution === 'object' && 'regions' in resolution ? choicesFor(pageId, resolution, 1)[0]! : resolution;
+}
+
+/** The chunks with their conflicts decided in order from `choices`, starting at `from`. */
+function decideChunks(chunks: readonly Chunk[], choices: readonly RegionChoice[], from: number): { text: string; next: number } {
+  let next = from;
+  const text = chunks.map((chunk) => {
+    if ('ok' in chunk) return chunk.ok;
+    const choice = choices[next++]!;
+    return typeof choice === 'string' ? chunk.conflict[choice] : choice.content;
+  }).join('');
+  return { text, next };
+}
 
 export type PageMerge =
   | { status: 'clean'; result: Side }
@@ -39,7 +80,10 @@ export function mergePage(pageId: number, base: Side, ours: Side, theirs: Side, 
     return {
       status: 'conflict',
       conflict: { page_id: pageId, kind: 'delete_modify', regions: [region] },
-      resolve: (resolution) => (resolution === 'ours' ? ours : resolution === 'theirs' ? theirs : { title: kept.title, content: resolution.content }),
+      resolve: (resolution) => {
+        const decided = oneRegion(pageId, resolution);
+        return decided === 'ours' ? ours : decided === 'theirs' ? theirs : { title: kept.title, content: decided.content };
+      },
     };
   }
   const from = base ?? { title: ours.title, content: '' };
@@ -57,10 +101,13 @@ export function mergePage(pageId: number, base: Side, ours: Side, theirs: Side, 
   return {
     status: 'conflict',
     conflict: { page_id: pageId, kind: 'content', regions: [...regionsOf(title), ...regionsOf(content)] },
-    resolve: (resolution) =>
-      typeof resolution === 'string'
-        ? { title: resolveChunks(title, resolution), content: resolveChunks(content, resolution) }
-        : { title: resolveChunks(title, 'ours'), content: resolution.content },
+    resolve: (resolution) => {
+      if (typeof resolution === 'string') return { title: resolveChunks(title, resolution), content: resolveChunks(content, resolution) };
+      if ('content' in resolution) return { title: resolveChunks(title, 'ours'), content: resolution.content };
+      const choices = choicesFor(pageId, resolution, regionsOf(title).length + regionsOf(content).length);
+      const decidedTitle = decideChunks(title, choices, 0);
+      return { title: decidedTitle.text, content: decideChunks(content, choices, decidedTitle.next).text };
+    },
   };
 }
 
