@@ -18,7 +18,11 @@ import { Answer as OperationAnswer } from '../../http/answer.ts';
 import { invokeOperation } from '../../http/invoke.ts';
 import { operations } from '../../http/operations.ts';
 import type { ScopeKind, ScopeOf } from '../access/scope.ts';
-import type { Sessions } from '../sessions/sessions.ts';
+import type { SignedIn, Sessions } from '../sessions/sessions.ts';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { HttpError } from '../../http/errors.ts';
+import { loadOpenApiDocument } from '../../http/openapi.ts';
 import type { Viewer } from './layout.ts';
 
 export const SIGN_IN_PATH = '/oauth/sign-in';
@@ -49,6 +53,7 @@ export function viewAuth(sessions: Sessions): RequestHandler {
     }
     req.caller = { user: session.user, tokenId: 0, tokenScope: 'read', tokenConfirmed: true, clientId: null, clientWrites: 'direct' };
     res.locals.viewer = { username: session.user.username, name: session.user.name, csrfToken: session.csrfToken } satisfies Viewer;
+    res.locals.session = session;
     next();
   };
 }
@@ -79,4 +84,69 @@ export async function runOperation<Id extends OperationId, S extends ScopeKind>(
   const body = (result instanceof OperationAnswer ? result.body : result) as Body<Id>;
   const total = result instanceof OperationAnswer ? result.list?.total : undefined;
   return { body, scope: scope as ScopeOf<S>, total };
+}
+
+/**
+ * A form's POST: only from a signed-in browser (the session's cookie; a bearer token writes through the API), and
+ * only with the session's CSRF token in `csrf_token` (else 403, and nothing runs).
+ */
+export function formAuth(sessions: Sessions): RequestHandler {
+  return (req, res, next) => {
+    const session = res.locals.session as SignedIn | undefined;
+    if (!session) return next(new HttpError(403, 'forbidden', 'a form of the browser views is sent from a signed-in browser; API clients use /api/v1'));
+    if (!sessions.checkCsrf(req, (req.body as Record<string, unknown> | undefined)?.csrf_token, session)) {
+      return next(new HttpError(403, 'forbidden', 'the form has expired or did not come from this site (its CSRF token does not match): load the page again'));
+    }
+    next();
+  };
+}
+
+let bodies: Ajv | undefined;
+
+/** The operation's JSON body schema from the document, compiled once: a form's body is checked as the API checks it. */
+function bodyValidator(id: OperationId): ValidateFunction {
+  if (!bodies) {
+    bodies = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(bodies);
+    bodies.addSchema(loadOpenApiDocument() as object, 'openapi');
+  }
+  for (const [apiPath, item] of Object.entries(loadOpenApiDocument().paths)) {
+    for (const [method, operation] of Object.entries(item as Record<string, { operationId?: string; requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } }>)) {
+      if (operation?.operationId !== id) continue;
+      const ref = operation.requestBody?.content?.['application/json']?.schema?.$ref;
+      if (!ref) throw new Error(`${id} (${method} ${apiPath}) takes no JSON body`);
+      return bodies.getSchema(`openapi${ref}`)!;
+    }
+  }
+  throw new Error(`no operation ${id}`);
+}
+
+/**
+ * Runs the write `id` for this request's caller as `method` `apiPath` with `body`, checked against the operation's
+ * body schema first (400 as the API answers it): the handler, the scope and the authorization are the API's.
+ */
+export async function runWrite<Id extends OperationId, S extends ScopeKind>(
+  services: AppServices,
+  req: Request,
+  res: Response,
+  id: Id,
+  kind: S,
+  method: 'POST' | 'PUT',
+  apiPath: string,
+  path: Record<string, unknown>,
+  body: unknown,
+): Promise<Answer<Id, S>> {
+  const definition = operations[id] as unknown as OperationDefinition<Id, S>;
+  if (definition.scope !== kind) throw new Error(`${id} runs in a ${definition.scope} scope, not ${kind}`);
+  if (body !== undefined) {
+    const validate = bodyValidator(id);
+    if (!validate(body)) {
+      const errors = (validate.errors ?? []).map((error) => ({ pointer: error.instancePath || '/', detail: error.message ?? 'is not valid' }));
+      throw new HttpError(400, 'validation_failed', errors.map((error) => `${error.pointer} ${error.detail}`).join('; '), { errors });
+    }
+  }
+  const request = Object.create(req, { url: { value: apiPath }, method: { value: method }, body: { value: body } }) as Request;
+  const { result, scope } = await invokeOperation(definition as never, services, request, res, { path, query: {}, body, headers: {} });
+  const answered = (result instanceof OperationAnswer ? result.body : result) as Body<Id>;
+  return { body: answered, scope: scope as ScopeOf<S>, total: undefined };
 }

@@ -1,5 +1,6 @@
 // The browser views behind every `html_url` the API returns (src/http/urls.ts gives their shapes), plus the
-// caller's activity and notifications, the page history list and the diff view. Reading only; see
+// caller's activity and notifications, the page history list and the diff view, and the forms that comment and decide
+// requests (views/forms.ts); see
 // docs/operating.md, "Reading in a browser". Who may read what is the API's: each view runs the API's operations (web.context.ts).
 import { readFileSync } from 'node:fs';
 import express from 'express';
@@ -17,7 +18,8 @@ import { diffView, historyView, pageView, versionView } from './views/page.ts';
 import { teamView, userView } from './views/people.ts';
 import { makeView, type View } from './views/view.ts';
 import { issueView, requestView } from './views/work.ts';
-import { viewAuth, viewerOf } from './web.context.ts';
+import { formAuth, viewAuth, viewerOf } from './web.context.ts';
+import { commentOnIssue, commentOnPage, decideRequest, type Decided } from './views/forms.ts';
 
 const stylesheet = readFileSync(new URL('./static/web.css', import.meta.url), 'utf8');
 
@@ -26,7 +28,17 @@ const number = (value: unknown) => Number(value);
 const text = (value: unknown) => String(value);
 
 export function webRoutes(services: AppServices): express.Router {
-  const auth = viewAuth(createSessions({ secure: services.config.publicUrl.startsWith('https:') }));
+  const sessions = createSessions({ secure: services.config.publicUrl.startsWith('https:') });
+  const auth = viewAuth(sessions);
+  const form = formAuth(sessions);
+  // a form's POST: signed in, its CSRF token, then the operation; 303 back to the view (post/redirect/get)
+  const post = (act: (view: View, params: Record<string, unknown>) => Promise<string | Decided>): express.RequestHandler[] => [auth, form, async (req, res) => {
+    const locale = localeOf(languageOf(req.caller!.user));
+    const done = await act(makeView(services, req, res, locale), req.params);
+    if (typeof done === 'string') return void res.set('Cache-Control', 'no-store').redirect(303, done);
+    if ('redirect' in done) return void res.set('Cache-Control', 'no-store').redirect(303, done.redirect);
+    sendView(res, done.status, done.again);
+  }];
   const serve = (render: (view: View, params: Record<string, unknown>) => Promise<Html>): express.RequestHandler[] => [auth, async (req, res) => {
     const locale = localeOf(languageOf(req.caller!.user));
     sendView(res, 200, await render(makeView(services, req, res, locale), req.params));
@@ -46,6 +58,10 @@ export function webRoutes(services: AppServices): express.Router {
     const { t } = locale;
     const frame = { locale, urls: services.urls, viewer: viewerOf(res) };
     res.set(error.headers);
+    // a view that may not be seen is the same 404 as one that does not exist; a form the reader may not send is a 403
+    if (error.status === 403 && req.method === 'POST') {
+      return sendView(res, 403, layout({ title: t.forbiddenTitle, ...frame }, html`<div class="card"><h1>${t.forbiddenTitle}</h1><p>${t.forbiddenText}</p><p class="muted">${error.message}</p></div>`));
+    }
     if (error.status === 404 || error.status === 403) {
       return sendView(res, 404, layout({ title: t.notFoundTitle, ...frame }, html`<div class="card"><h1>${t.notFoundTitle}</h1><p>${t.notFoundText}</p></div>`));
     }
@@ -53,7 +69,9 @@ export function webRoutes(services: AppServices): express.Router {
   };
 
   // the guard and 405 (input-guard.ts): every view takes GET (and HEAD) alone
-  return plainRouter({ refuse }, [
+  // forms: flat fields (`r[12][0]` is a name, read by forms.ts), a decision form's edited regions up to 2 MiB
+  const bodies = [express.urlencoded({ extended: false, limit: '2mb', parameterLimit: 2000 })];
+  return plainRouter({ refuse, bodies }, [
     { path: STYLESHEET_PATH, GET: stylesheetFile },
     { path: '/', GET: [auth, (req, res) => res.redirect(303, services.urls.user(req.caller!.user.username))] },
     { path: '/activity', GET: serve((view) => activityView(view)), integers: { query: ['page'] } },
@@ -65,8 +83,13 @@ export function webRoutes(services: AppServices): express.Router {
     { path: '/:team/:note/issues', GET: serve((view, p) => issueListView(view, text(p.team), text(p.note))), integers: { query: ['page'] } },
     { path: '/:team/:note/requests', GET: serve((view, p) => requestListView(view, text(p.team), text(p.note))), integers: { query: ['page'] } },
     { path: '/:team/:note/issues/:index', GET: serve((view, p) => issueView(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
+    { path: '/:team/:note/issues/:index/comments', POST: post((view, p) => commentOnIssue(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
     { path: '/:team/:note/requests/:index', GET: serve((view, p) => requestView(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
+    ...(['merge', 'close', 'open'] as const).map((action) => ({
+      path: `/:team/:note/requests/:index/${action}`, POST: post((view, p) => decideRequest(view, text(p.team), text(p.note), number(p.index), action)), integers: { path: ['index'] },
+    })),
     { path: '/:team/:note/:page', precondition: numericPage, GET: serve((view, p) => pageView(view, ...page(p))), integers: { path: ['page'] } },
+    { path: '/:team/:note/:page/comments', precondition: numericPage, POST: post((view, p) => commentOnPage(view, ...page(p))), integers: { path: ['page'] } },
     { path: '/:team/:note/:page/histories', precondition: numericPage, GET: serve((view, p) => historyView(view, ...page(p))), integers: { path: ['page'], query: ['page'] } },
     { path: '/:team/:note/:page/histories/diff', precondition: numericPage, GET: serve((view, p) => diffView(view, ...page(p))), integers: { path: ['page'], query: ['a', 'b'] } },
     { path: '/:team/:note/:page/histories/:index', precondition: numericPage, GET: serve((view, p) => versionView(view, ...page(p), number(p.index))), integers: { path: ['page', 'index'] } },

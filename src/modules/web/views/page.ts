@@ -4,7 +4,7 @@ import { html, trusted, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import type { Crumb } from '../layout.ts';
 import { atMoment, noteCrumbs, pastBanner } from './note.ts';
-import { pager, stored, userLink, viaBadge, when } from './parts.ts';
+import { commentForm, pager, stored, userLink, viaBadge, when } from './parts.ts';
 import { besideTree, pageTreeNav } from './tree.ts';
 import { seg } from './view.ts';
 import type { View } from './view.ts';
@@ -47,7 +47,8 @@ ${besideTree(tree, html`<article class="card"><h1>${page.title}</h1><p class="me
 <article class="card"><h1>${page.title}</h1><p class="meta">${t.updated} ${when(view.locale, page.updated_at)} · <a href="${historyUrl(page)}">${t.history}</a></p>
 <div class="content">${stored(page.content)}</div></article>
 <section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}${viaBadge(view.locale, comment.via)}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`));
+    html`<div class="comment" id="comment-${comment.id}"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}${viaBadge(view.locale, comment.via)}</p><div class="content">${stored(comment.comment)}</div></div>`)}
+${commentForm(view, `${page.html_url}/comments`)}</section>`));
 }
 
 export async function historyView(view: View, team: string, note: string, pageId: number) {

@@ -3,6 +3,8 @@ import type { Log, Notification, User, Via } from '../../../../generated/client/
 import { sanitizeHtml } from '../../notes/description.ts';
 import { html, trusted, type Html, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
+import type { Response } from 'express';
+import { viewerOf } from '../web.context.ts';
 
 export function when(locale: Locale, iso: string, ago?: string): Html {
   return html`<time datetime="${iso}" title="${locale.date(iso)}">${ago ?? locale.ago(iso)}</time>`;
@@ -49,4 +51,15 @@ export function stored(markup: string): Html {
 /** " via <app>" after who made something through an app (Via); nothing otherwise. */
 export function viaBadge(locale: Locale, via: Via | undefined): Renderable {
   return via ? html` <span class="badge">${locale.t.via(via.name)}</span>` : '';
+}
+
+/** A comment's form (a signed-in browser's; none for a bearer token's reading): `@name` mentions and notifies. */
+export function commentForm(view: { res: Response; locale: Locale }, action: string): Renderable {
+  const csrf = viewerOf(view.res)?.csrfToken;
+  if (csrf === undefined) return '';
+  const { t } = view.locale;
+  const id = `comment-text-${action.length}`;
+  return html`<form method="post" action="${action}" class="comment-form"><input type="hidden" name="csrf_token" value="${csrf}">
+<label for="${id}">${t.addComment}</label><textarea id="${id}" name="comment" rows="3" required></textarea>
+<p class="muted">${t.mentionHint}</p><button type="submit">${t.postComment}</button></form>`;
 }

@@ -1,10 +1,12 @@
 // An issue with its comments; a request with its pages, their diffs, its merge state and its conflicts.
+import { createHash } from 'node:crypto';
 import type { MergeConflict, Request } from '../../../../generated/client/types.gen.ts';
 import { html, trusted } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
-import { stored, userLink, viaBadge, when } from './parts.ts';
+import { commentForm, stored, userLink, viaBadge, when } from './parts.ts';
 import { seg, type View } from './view.ts';
+import { viewerOf } from '../web.context.ts';
 
 export async function issueView(view: View, team: string, note: string, index: number) {
   const { t } = view.locale;
@@ -17,7 +19,8 @@ export async function issueView(view: View, team: string, note: string, index: n
 <p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)}${viaBadge(view.locale, issue.via)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
 <div class="content">${trusted(issue.description_html)}</div></article>
 <section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment"><p class="meta">${userLink(comment.user, view.locale)}${viaBadge(view.locale, comment.via)} · ${when(view.locale, comment.created_at)}</p><div class="content">${stored(comment.comment)}</div></div>`)}</section>`);
+    html`<div class="comment" id="comment-${comment.id}"><p class="meta">${userLink(comment.user, view.locale)}${viaBadge(view.locale, comment.via)} · ${when(view.locale, comment.created_at)}</p><div class="content">${stored(comment.comment)}</div></div>`)}
+${commentForm(view, `${issue.html_url}/comments`)}</section>`);
 }
 
 function state(locale: Locale, request: Request) {
@@ -29,21 +32,57 @@ function state(locale: Locale, request: Request) {
 }
 
 /** The disputed stretches, region by region: the base and both sides, each shown through the sanitizer. */
-function conflict(locale: Locale, item: MergeConflict) {
+function conflict(locale: Locale, item: MergeConflict, decide: boolean) {
   const { t } = locale;
   const side = (label: string, markup: string) => html`<section><h4>${label}</h4>${item.kind === 'tree' ? html`<code>${markup || '—'}</code>` : html`<div class="content">${stored(markup)}</div>`}</section>`;
+  const choice = (name: string, value: string, label: string, checked = false) =>
+    html`<label><input type="radio" name="${name}" value="${value}"${checked ? trusted(' checked') : ''}> ${label}</label>`;
+  const decision = (index: number, region: MergeConflict['regions'][number]) => {
+    if (!decide) return '';
+    if (item.kind === 'tree') {
+      const name = `tree[${item.page_id}]`;
+      return html`<fieldset class="decision"><legend>${t.decisionFor(index + 1)}</legend>${choice(name, 'ours', t.keepOurs, true)} ${choice(name, 'theirs', t.takeTheirs)}</fieldset>`;
+    }
+    const name = `r[${item.page_id}][${index}]`;
+    const id = `t-${item.page_id}-${index}`;
+    return html`<fieldset class="decision"><legend>${t.decisionFor(index + 1)}</legend>${choice(name, 'ours', t.keepOurs, true)} ${choice(name, 'theirs', t.takeTheirs)} ${choice(name, 'edit', t.useEdited)}
+<label class="edited" for="${id}">${t.editedText}</label><textarea id="${id}" name="t[${item.page_id}][${index}]" rows="4">${region.ours}</textarea></fieldset>`;
+  };
   return html`<div class="conflict" data-kind="${item.kind}"><h3>${t.conflicts}: ${item.kind}</h3>${item.regions.map((region, index) =>
-    html`<h4>${t.region} ${index + 1}</h4><div class="regions">${side(t.base, region.base)}${side(t.ours, region.ours)}${side(t.theirs, region.theirs)}</div>`)}</div>`;
+    html`<h4>${t.region} ${index + 1}</h4><div class="regions">${side(t.base, region.base)}${side(t.ours, region.ours)}${side(t.theirs, region.theirs)}</div>${decision(index, region)}`)}</div>`;
 }
 
-export async function requestView(view: View, team: string, note: string, index: number) {
+/**
+ * What the decision form was made from: the request's state and, page by page, its changes and conflicts. A form
+ * sent from a view whose request has changed since (the fork wrote again, the original moved, it was closed) is
+ * shown again with the request as it is now, never merged on a decision taken over what was.
+ */
+export function requestSeen(request: Request): string {
+  const shape = [request.status, request.pages.map((page) => [page.id, page.type, page.diff, page.conflicts])];
+  return createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 22);
+}
+
+export async function requestView(view: View, team: string, note: string, index: number, options: { stale?: boolean } = {}) {
   const { t } = view.locale;
   const request = (await view.run('getRequest', 'note', `/${seg(team)}/${seg(note)}/requests/${index}`, { team, note, index })).body;
+  const csrf = viewerOf(view.res)?.csrfToken;
+  const viewerName = viewerOf(view.res)?.username;
+  // the forms are shown to whoever the API lets decide: a manager of the original merges; the author may close too
+  const manages = csrf !== undefined && request.to_note.can_manage;
+  const decide = manages && request.status === 'opened';
+  const mayClose = csrf !== undefined && (manages || request.user.username === viewerName);
+  const action = (name: 'merge' | 'close' | 'open') => `${request.html_url}/${name}`;
+  const hidden = html`<input type="hidden" name="csrf_token" value="${csrf ?? ''}"><input type="hidden" name="seen" value="${requestSeen(request)}">`;
   const pages = request.pages.map((page) => html`<section class="card request-page"><h2>${page.path} <span class="badge">${page.type}</span>${page.classification ? html` <span class="badge">${t.classification}: ${page.classification}</span>` : ''}${page.merged ? html` <span class="badge ok">${t.merged}</span>` : ''}</h2>
-${trusted(page.diff)}${page.conflicts.map((item) => conflict(view.locale, item))}</section>`);
-  return view.page({ title: `${request.label} · ${request.to_note.title}`, crumbs: [...noteCrumbs(request.to_note), { label: request.label }], operation: 'getRequest' }, html`
+${trusted(page.diff)}${page.conflicts.map((item) => conflict(view.locale, item, decide))}</section>`);
+  const stale = options.stale ? html`<p class="card notice" role="alert">${t.requestChanged}</p>` : '';
+  const closeForm = mayClose && (request.status === 'opened' || request.status === 'draft')
+    ? html`<form method="post" action="${action('close')}" class="inline">${hidden}<button type="submit">${t.closeRequest}</button></form>`
+    : mayClose && request.status === 'closed' ? html`<form method="post" action="${action('open')}" class="inline">${hidden}<button type="submit">${t.reopenRequest}</button></form>` : '';
+  const body = html`${pages}${decide ? html`<div class="card"><p>${request.mergeable === false ? t.decideEachRegion : t.readyToMerge}</p><button type="submit" class="primary">${t.mergeRequest}</button></div>` : ''}`;
+  return view.page({ title: `${request.label} · ${request.to_note.title}`, crumbs: [...noteCrumbs(request.to_note), { label: t.requests, href: `${request.to_note.html_url}/requests` }, { label: request.label }], operation: 'getRequest' }, html`${stale}
 <div class="card"><h1>${request.label}: ${request.from_note ? request.from_note.title : '—'} → ${request.to_note.title}</h1>
 <p class="meta">${t.by} ${userLink(request.user, view.locale)}${viaBadge(view.locale, request.via)} · ${when(view.locale, request.created_at)} · ${t.fork}: ${request.from_note ? html`<a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a>` : '—'} · ${t.into}: <a href="${request.to_note.html_url}">${request.to_note.team.name} / ${request.to_note.title}</a></p>
-<p>${t.state}: ${state(view.locale, request)}</p></div>
-${pages}`);
+<p>${t.state}: ${state(view.locale, request)}</p>${closeForm}</div>
+${decide ? html`<form method="post" action="${action('merge')}">${hidden}${body}</form>` : body}`);
 }

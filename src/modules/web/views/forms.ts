@@ -1,0 +1,91 @@
+// The forms of the browser views: a comment on a page or an issue, and a request's decision (merge with a choice for
+// each conflicting region, close, reopen). Each is a POST from a signed-in browser carrying the session's CSRF token
+// (formAuth, web.context.ts), runs the API's own operation (runWrite: the same body schema, scope and authorization;
+// a member's merge is the API's 403), and answers 303 back to the view it came from, or the view again with what
+// went wrong. No script: radio buttons and text areas.
+import type { Request as RequestBody } from '../../../../generated/client/types.gen.ts';
+import { HttpError } from '../../../http/errors.ts';
+import { toHttpError } from '../../../http/problem-details.ts';
+import { DomainError } from '../../errors.ts';
+import { runWrite } from '../web.context.ts';
+import { requestSeen, requestView } from './work.ts';
+import { seg, type View } from './view.ts';
+
+type Form = Record<string, unknown>;
+const field = (form: Form, name: string): string | undefined => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
+
+/** `@name` in a comment's text: the users it mentions (and notifies), as the API's `mentions` takes them. */
+export function mentionsIn(text: string): string[] {
+  const names = new Map<string, string>();
+  for (const match of text.matchAll(/(?<![\w@.])@([A-Za-z0-9][A-Za-z0-9_-]{0,38})/g)) names.set(match[1]!.toLowerCase(), match[1]!);
+  return [...names.values()].slice(0, 50);
+}
+
+function commentBody(form: Form): { comment: { comment: string }; mentions: string[] } {
+  const text = (field(form, 'comment') ?? '').replace(/\r\n/g, '\n').trim();
+  if (text === '') throw new HttpError(400, 'validation_failed', 'the comment is empty', { errors: [{ pointer: '/comment/comment', detail: 'is empty' }] });
+  return { comment: { comment: text }, mentions: mentionsIn(text) };
+}
+
+export async function commentOnPage(view: View, team: string, note: string, pageId: number): Promise<string> {
+  const apiPath = `/api/v1/${seg(team)}/${seg(note)}/${pageId}/comments`;
+  const created = await runWrite(view.services, view.req, view.res, 'createPageComment', 'page', 'POST', apiPath, { team, note, page: pageId }, commentBody(view.req.body as Form));
+  return `${view.services.urls.page(team, note, pageId)}#comment-${created.body.id}`;
+}
+
+export async function commentOnIssue(view: View, team: string, note: string, index: number): Promise<string> {
+  const apiPath = `/api/v1/${seg(team)}/${seg(note)}/issues/${index}/comments`;
+  const created = await runWrite(view.services, view.req, view.res, 'createIssueComment', 'note', 'POST', apiPath, { team, note, index }, commentBody(view.req.body as Form));
+  return `${view.services.urls.note(team, note)}/issues/${index}#comment-${created.body.id}`;
+}
+
+type Resolution = { page_id: number; take?: 'ours' | 'theirs'; regions?: ({ take: 'ours' | 'theirs' } | { content: string })[] };
+
+/** The form's choices as mergeRequest's resolutions: `r[page][i]` ours | theirs | edit (`t[page][i]`), `tree[page]`. */
+function resolutionsOf(request: RequestBody, form: Form): Resolution[] {
+  const byPage = new Map<number, Resolution>();
+  const missing: string[] = [];
+  for (const page of request.pages) {
+    for (const conflict of page.conflicts) {
+      const resolution = byPage.get(conflict.page_id) ?? { page_id: conflict.page_id };
+      byPage.set(conflict.page_id, resolution);
+      if (conflict.kind === 'tree') {
+        const side = field(form, `tree[${conflict.page_id}]`);
+        if (side === 'ours' || side === 'theirs') resolution.take = side;
+        else missing.push(`${page.path}: ${conflict.kind}`);
+        continue;
+      }
+      resolution.regions = conflict.regions.map((region, index) => {
+        const choice = field(form, `r[${conflict.page_id}][${index}]`);
+        if (choice === 'ours' || choice === 'theirs') return { take: choice };
+        if (choice === 'edit') return { content: (field(form, `t[${conflict.page_id}][${index}]`) ?? '').replace(/\r\n/g, '\n') };
+        missing.push(`${page.path}: ${index + 1}`);
+        return { take: 'ours' };
+      });
+    }
+  }
+  if (missing.length > 0) throw new HttpError(400, 'validation_failed', `choose for every region: ${missing.join(', ')}`);
+  return [...byPage.values()];
+}
+
+/** Where the decision went: the view to go to (303), or the request's view to show again (a stale form) with its status. */
+export type Decided = { redirect: string } | { again: Awaited<ReturnType<typeof requestView>>; status: number };
+
+export async function decideRequest(view: View, team: string, note: string, index: number, action: 'merge' | 'close' | 'open'): Promise<Decided> {
+  const apiPath = `/api/v1/${seg(team)}/${seg(note)}/requests/${index}`;
+  const path = { team, note, index };
+  const form = view.req.body as Form;
+  const current = (await view.run('getRequest', 'note', `/${seg(team)}/${seg(note)}/requests/${index}`, path)).body;
+  const again = async () => ({ again: await requestView(view, team, note, index, { stale: true }), status: 409 });
+  if (field(form, 'seen') !== requestSeen(current)) return again();
+  try {
+    if (action === 'merge') await runWrite(view.services, view.req, view.res, 'mergeRequest', 'note', 'PUT', `${apiPath}/merge`, path, { resolutions: resolutionsOf(current, form) });
+    else await runWrite(view.services, view.req, view.res, action === 'close' ? 'closeRequest' : 'openRequest', 'note', 'PUT', `${apiPath}/${action}`, path, undefined);
+  } catch (error) {
+    // the request moved between the reading above and the write: shown again as it is now
+    const known = error instanceof DomainError || error instanceof HttpError ? toHttpError(error) : undefined;
+    if (known?.status === 409 && ['merge_conflict', 'stale_resolution', 'version_conflict'].includes(known.code)) return again();
+    throw error;
+  }
+  return { redirect: current.html_url };
+}

@@ -1,0 +1,166 @@
+// The forms of the browser views over plain HTTP (the Chromium walk is test/browser/web-views.test.ts): a comment on
+// a page and on an issue, with a mention that notifies; a request decided region by region by a manager, closed and
+// reopened; what a form may not do: no CSRF token, a bearer token instead of a session, a member's merge (403), a
+// stale view (shown again, 409, nothing merged), bad input (400), another team's private note (404).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Notification } from '../../src/modules/notifications/notification.entity.ts';
+import { MergeRequest } from '../../src/modules/requests/merge-request.entity.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { makeIssue, makePage, type Actor } from '../support/factories.ts';
+import { contentOfPage, forkedRunbook, forkNote, latestVersionOf } from '../support/forks.ts';
+import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
+import { makeScenario, type Scenario } from '../support/scenario.ts';
+
+let app: TestApp;
+let cast: Scenario<'secret'>;
+const passwords = new Map<Actor, string>();
+
+beforeAll(async () => {
+  app = await startTestApp();
+  cast = await makeScenario(app, { team: 'forms', usernames: { manager: 'fmona', member: 'fmilo', outsider: 'fotto', reader: 'frita' }, notes: { secret: { isPrivate: true, slug: 'secret' } } });
+  for (const actor of [cast.manager, cast.member, cast.outsider, cast.reader]) passwords.set(actor, await givePassword(app, actor.user, `${actor.user.username} password`));
+});
+afterAll(async () => app?.close());
+
+async function signIn(actor: Actor): Promise<CookieBrowser> {
+  const browser = new CookieBrowser(app.baseUrl);
+  const form = await browser.get('/oauth/sign-in?return_to=%2F');
+  const back = await browser.post('/oauth/sign-in', { ...hiddenFields(form.text), login: actor.user.username, password: passwords.get(actor)! });
+  expect(back.status).toBe(303);
+  return browser;
+}
+
+const THREE = '<h1>Deploy</h1>\n<p>Run make deploy from a clean checkout.</p>\n<p>Then check the dashboard.</p>\n<p>Page the on-call.</p>\n';
+
+/** A request whose Deploy page conflicts in two regions (paragraphs 1 and 2); paragraph 3 only the fork changed. */
+async function conflicted() {
+  const s = await forkedRunbook(app, cast);
+  await s.editUpstream(s.deploy.id, THREE);
+  // a fork of the original as it is now, so that its base is THREE
+  const fork = await forkNote(app, s.note, cast.outsider);
+  const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, s.deploy.id]);
+  const forkPage = copy!.id;
+  const forkPath = `/api/v1/${fork.team.name}/${fork.id}`;
+  const editFork = async (content: string) => {
+    expect((await cast.outsider.client.put(`${forkPath}/${forkPage}`, { json: { page: { content } } })).status).toBe(200);
+    return latestVersionOf(app, forkPage);
+  };
+  const version = await editFork(THREE.replace('clean checkout', 'tagged release').replace('the dashboard', 'the status page').replace('Page the on-call', 'Page the on-call engineer'));
+  await s.editUpstream(s.deploy.id, THREE.replace('clean checkout', 'fresh clone').replace('the dashboard', 'the graphs'));
+  const request = (await cast.outsider.client.post(`${forkPath}/requests`, { json: { page_versions: [version] } })).body;
+  return { s, request, view: `/forms/${s.note.slug}/requests/${request.index}`, forkPage, editFork };
+}
+
+describe('comments from the browser', () => {
+  it('a reader comments on a page with a mention: stored, the mentioned user notified with a link back', async () => {
+    const s = await forkedRunbook(app, cast);
+    const browser = await signIn(cast.reader);
+    const view = await browser.get(`/forms/${s.note.slug}/${s.deploy.id}`);
+    expect(view.text).toContain(`action="${app.baseUrl}/forms/${s.note.slug}/${s.deploy.id}/comments"`);
+    const fields = hiddenFields(view.text);
+    const posted = await browser.post(`/forms/${s.note.slug}/${s.deploy.id}/comments`, { csrf_token: fields.csrf_token!, comment: 'Looks right to me, @fmona: ship it?' });
+    expect(posted.status).toBe(303);
+    expect(posted.location).toMatch(new RegExp(`/forms/${s.note.slug}/${s.deploy.id}#comment-\\d+$`));
+    const comments = (await cast.member.client.get(`${s.upstreamPath}/${s.deploy.id}/comments`)).body as { id: number; comment: string; user: { username: string } }[];
+    expect(comments.map((comment) => [comment.user.username, comment.comment])).toEqual([['frita', 'Looks right to me, @fmona: ship it?']]);
+    const notified = await app.em().find(Notification, { user: cast.manager.user.id, event: 'mention' }, { orderBy: { id: 'desc' } });
+    expect(notified[0]?.fromUser.id).toBe(cast.reader.user.id);
+    const list = (await cast.manager.client.get('/api/v1/notifications')).body as { event: string; page?: { html_url: string } }[];
+    expect(list.find((item) => item.event === 'mention')?.page?.html_url).toBe(`${app.baseUrl}/forms/${s.note.slug}/${s.deploy.id}`);
+    // shown back on the page, where the redirect leads
+    expect((await browser.get(`/forms/${s.note.slug}/${s.deploy.id}`)).text).toContain('ship it?');
+  });
+
+  it('a comment on an issue; an empty one is a 400 and nothing is stored; a mention of nobody is the API\'s 422', async () => {
+    const s = await forkedRunbook(app, cast);
+    const issue = await makeIssue(app, s.note, cast.member, { title: 'Rollback steps' });
+    const browser = await signIn(cast.member);
+    const csrf = hiddenFields((await browser.get(`/forms/${s.note.slug}/issues/${issue.index}`)).text).csrf_token!;
+    const url = `/forms/${s.note.slug}/issues/${issue.index}/comments`;
+    expect((await browser.post(url, { csrf_token: csrf, comment: '  ' })).status).toBe(400);
+    expect((await browser.post(url, { csrf_token: csrf, comment: 'ask @nobody-here' })).status).toBe(422);
+    const posted = await browser.post(url, { csrf_token: csrf, comment: 'I will write them' });
+    expect([posted.status, posted.location]).toEqual([303, expect.stringMatching(/\/issues\/\d+#comment-\d+$/)]);
+    const stored = (await cast.member.client.get(`${s.upstreamPath}/issues/${issue.index}/comments`)).body as { comment: string }[];
+    expect(stored.map((comment) => comment.comment)).toEqual(['I will write them']);
+  });
+
+  it('refuses a form without the session\'s CSRF token, and one sent with a bearer token instead of a session (403)', async () => {
+    const s = await forkedRunbook(app, cast);
+    const browser = await signIn(cast.member);
+    const url = `/forms/${s.note.slug}/${s.deploy.id}/comments`;
+    expect((await browser.post(url, { comment: 'no token' })).status).toBe(403);
+    expect((await browser.post(url, { csrf_token: 'forged', comment: 'wrong token' })).status).toBe(403);
+    const bearer = await cast.member.client.post(url, { form: { comment: 'with a bearer token' }, headers: { Accept: 'text/html' } });
+    expect(bearer.status).toBe(403);
+    expect((await cast.member.client.get(`${s.upstreamPath}/${s.deploy.id}/comments`)).body).toEqual([]);
+    // another team's private note: the same 404 as for none
+    const secret = await makePage(app, cast.notes.secret, cast.manager, { title: 'Hidden' });
+    const outsider = await signIn(cast.outsider);
+    const csrf = hiddenFields((await outsider.get('/users/fotto')).text).csrf_token!;
+    expect((await outsider.post(`/forms/secret/${secret.id}/comments`, { csrf_token: csrf, comment: 'hello' })).status).toBe(404);
+  });
+});
+
+describe('a request decided in the browser', () => {
+  it('a manager takes theirs for one region and writes the other, and merges; the rest stays merged', async () => {
+    const { s, view, forkPage } = await conflicted();
+    const browser = await signIn(cast.manager);
+    const page = await browser.get(view);
+    expect(page.text).toContain(`action="${app.baseUrl}${view}/merge"`);
+    const fields = hiddenFields(page.text);
+    expect(page.text.match(/<fieldset class="decision">/g)).toHaveLength(2);
+    const decided = await browser.post(`${view}/merge`, {
+      csrf_token: fields.csrf_token!, seen: fields.seen!,
+      [`r[${forkPage}][0]`]: 'theirs',
+      [`r[${forkPage}][1]`]: 'edit', [`t[${forkPage}][1]`]: '<p>Then check the graphs and the status page.</p>\n',
+    });
+    expect([decided.status, decided.location]).toEqual([303, `${app.baseUrl}${view}`]);
+    expect(await contentOfPage(app, s.deploy.id)).toBe('<h1>Deploy</h1>\n<p>Run make deploy from a tagged release.</p>\n<p>Then check the graphs and the status page.</p>\n<p>Page the on-call engineer.</p>\n');
+    expect((await app.em().findOneOrFail(MergeRequest, { toNote: s.note.id })).status).toBe('merged');
+  });
+
+  it('a member sees no form, and a forged merge is the API\'s 403; nothing changes', async () => {
+    const { s, view, forkPage } = await conflicted();
+    const manager = hiddenFields((await (await signIn(cast.manager)).get(view)).text);
+    const browser = await signIn(cast.member);
+    const page = await browser.get(view);
+    expect(page.text).not.toContain('/merge"');
+    expect(page.text).not.toContain('class="decision"');
+    const csrf = hiddenFields((await browser.get('/users/fmilo')).text).csrf_token!;
+    const forged = await browser.post(`${view}/merge`, { csrf_token: csrf, seen: manager.seen!, [`r[${forkPage}][0]`]: 'theirs', [`r[${forkPage}][1]`]: 'theirs' });
+    expect(forged.status).toBe(403);
+    expect(await contentOfPage(app, s.deploy.id)).toContain('fresh clone');
+  });
+
+  it('a view that went stale is shown again (409) with the request as it is now, and nothing is merged', async () => {
+    const { s, view, forkPage } = await conflicted();
+    const browser = await signIn(cast.manager);
+    const fields = hiddenFields((await browser.get(view)).text);
+    // the original changes again after the manager loaded the view: the regions are not what was decided on
+    await s.editUpstream(s.deploy.id, THREE.replace('clean checkout', 'signed release').replace('the dashboard', 'the graphs'));
+    const answer = await browser.post(`${view}/merge`, { csrf_token: fields.csrf_token!, seen: fields.seen!, [`r[${forkPage}][0]`]: 'theirs', [`r[${forkPage}][1]`]: 'theirs' });
+    expect(answer.status).toBe(409);
+    expect(answer.text).toContain('This request changed since you loaded it');
+    expect(answer.text).toContain('signed release');
+    expect(hiddenFields(answer.text).seen).not.toBe(fields.seen);
+    expect(await contentOfPage(app, s.deploy.id)).toContain('signed release');
+    expect((await app.em().findOneOrFail(MergeRequest, { toNote: s.note.id })).status).toBe('opened');
+    // a choice left out is a 400
+    const again = hiddenFields(answer.text);
+    expect((await browser.post(`${view}/merge`, { csrf_token: again.csrf_token!, seen: again.seen!, [`r[${forkPage}][0]`]: 'theirs' })).status).toBe(400);
+  });
+
+  it('closes and reopens a request', async () => {
+    const { view } = await conflicted();
+    const browser = await signIn(cast.manager);
+    let fields = hiddenFields((await browser.get(view)).text);
+    expect((await browser.post(`${view}/close`, { csrf_token: fields.csrf_token!, seen: fields.seen! })).status).toBe(303);
+    const closed = await browser.get(view);
+    expect(closed.text).toContain('data-state="closed"');
+    expect(closed.text).not.toContain('class="decision"');
+    fields = hiddenFields(closed.text);
+    expect((await browser.post(`${view}/open`, { csrf_token: fields.csrf_token!, seen: fields.seen! })).status).toBe(303);
+    expect((await browser.get(view)).text).toContain('data-state="opened"');
+  });
+});
