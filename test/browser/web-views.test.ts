@@ -37,7 +37,7 @@ let cast: Scenario<'secret'>;
 let manager: Actor;
 let password: string;
 let shot = 0;
-const s = {} as { note: { slug: string }; deploy: { id: number; html_url: string }; requestUrl: string; issueUrl: string; secretUrl: string };
+const s = {} as { note: { slug: string }; deploy: { id: number; html_url: string }; forkPage: number; requestUrl: string; issueUrl: string; secretUrl: string };
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run the tests through scripts/run-tests.sh (make test), which installs it, or apt-get install chromium`);
@@ -47,6 +47,8 @@ beforeAll(async () => {
   manager = cast.manager;
   password = await givePassword(app, manager.user, 'a browser password');
   await givePassword(app, cast.outsider.user, 'an outsider password');
+  await givePassword(app, cast.member.user, 'a member password');
+  await givePassword(app, cast.reader.user, 'a reader password');
   // a public note with a page tree, a comment, a second version, an issue, and a request from a fork that conflicts
   const note = await manager.client.post('/api/v1/notes', { json: { note: { title: 'Runbook', slug: 'runbook', team: 'crew', description: 'How we *ship*' } } });
   expect(note.status, note.text).toBe(200);
@@ -59,13 +61,14 @@ beforeAll(async () => {
   s.issueUrl = (await makeIssue(app, entity, cast.member, { title: 'Document the rollback', description: 'Steps are <b>missing</b>', to_user: 'mona' })).html_url;
   const fork = await forkNote(app, entity, cast.outsider);
   const [copy] = await app.em().execute<{ id: number }[]>('select id from pages where note_id = ? and origin_page_id = ?', [fork.id, deploy.id]);
-  const edit = await cast.outsider.client.put(`/api/v1/otto/${fork.id}/${copy!.id}`, { json: { page: { content: DEPLOY.replace('clean checkout', 'tagged release') } } });
+  s.forkPage = copy!.id;
+  const edit = await cast.outsider.client.put(`/api/v1/otto/${fork.id}/${copy!.id}`, { json: { page: { content: DEPLOY.replace('clean checkout', 'tagged release').replace('the dashboard', 'the status page') } } });
   expect(edit.status, edit.text).toBe(200);
   const [version] = await app.em().execute<{ id: number }[]>('select id from page_versions where page_id = ? order by index desc limit 1', [copy!.id]);
   const request = await cast.outsider.client.post(`/api/v1/otto/${fork.id}/requests`, { json: { page_versions: [version!.id] } });
   expect(request.status, request.text).toBe(200);
   s.requestUrl = request.body.html_url;
-  const upstream = await cast.member.client.put(`/api/v1/crew/runbook/${deploy.id}`, { json: { page: { content: DEPLOY.replace('clean checkout', 'fresh clone') } } });
+  const upstream = await cast.member.client.put(`/api/v1/crew/runbook/${deploy.id}`, { json: { page: { content: DEPLOY.replace('clean checkout', 'fresh clone').replace('the dashboard', 'the graphs') } } });
   expect(upstream.status, upstream.text).toBe(200);
   s.secretUrl = `${app.baseUrl}/crew/${cast.notes.secret.slug}`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
@@ -191,11 +194,15 @@ describe('the browser views', () => {
     expect(await rows.nth(0).locator('time').getAttribute('datetime')).toMatch(/^\d{4}-/);
     await check(context, page, 'history');
 
-    // diff: the service's markup, a deleted and an inserted line with the changed words marked
+    // diff: the change as the page reads, the changed words marked in place; the source line diff one click away
     await Promise.all([page.waitForURL(/\/histories\/diff\?a=\d+&b=\d+$/), page.click('tbody tr:first-child a:text("Changes from the version before")')]);
-    expect(await page.locator('.diff li.del strong').innerText()).toBe('clean checkout');
-    expect(await page.locator('.diff li.ins strong').innerText()).toBe('fresh clone');
-    expect(await page.locator('.diff li.del').evaluate((element) => getComputedStyle(element).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
+    expect(await page.locator('.rendered-diff del').allInnerTexts()).toEqual(['clean checkout', 'dashboard']);
+    expect(await page.locator('.rendered-diff ins').allInnerTexts()).toEqual(['fresh clone', 'graphs']);
+    expect(await page.locator('.rendered-diff h2').innerText()).toBe('Deploy');
+    expect(await page.locator('.rendered-diff del').first().evaluate((element) => getComputedStyle(element).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
+    expect(await page.locator('.diff li.del strong').first().isVisible()).toBe(false);
+    await page.click('details.source summary');
+    expect(await page.locator('.diff li.del strong').first().innerText()).toBe('clean checkout');
     await check(context, page, 'diff');
 
     // a version
@@ -203,6 +210,9 @@ describe('the browser views', () => {
     expect(await page.locator('h1').innerText()).toContain('#1');
     expect(await page.locator('article .content').innerText()).toContain('clean checkout');
     await check(context, page, 'version');
+    // the second version shows its change from the first as the page reads
+    await page.goto(`${s.deploy.html_url}/histories/2`);
+    expect(await page.locator('.rendered-diff ins').first().innerText()).toBe('fresh clone');
 
     // the request: its page, its diff, not mergeable, the conflict region by region
     await page.goto(s.requestUrl);
@@ -210,11 +220,14 @@ describe('the browser views', () => {
     expect(await page.locator('[data-state]').innerText()).toBe('Open');
     expect(await main(page)).toContain('Cannot be merged without a decision');
     const regions = page.locator('.conflict[data-kind=content] .regions section');
-    expect(await regions.count()).toBe(3);
+    expect(await regions.count()).toBe(6);
     expect(await regions.nth(0).innerText()).toContain('clean checkout');
     expect(await regions.nth(1).innerText()).toContain('fresh clone');
     expect(await regions.nth(2).innerText()).toContain('tagged release');
-    expect(await page.locator('.request-page .diff li.ins').count()).toBeGreaterThan(0);
+    expect(await page.locator('.request-page .rendered-diff ins').first().innerText()).toBe('tagged release');
+    // mona manages the original: a decision for each region, and the merge
+    expect(await page.locator('fieldset.decision').count()).toBe(2);
+    expect(await page.locator('button:text("Merge")').count()).toBe(1);
     await check(context, page, 'request');
 
     // the issue, the activity log, the notifications (mona was mentioned and assigned)
@@ -235,6 +248,50 @@ describe('the browser views', () => {
     // the cookie never authorizes the API
     const api = await context.request.get(`${app.baseUrl}/api/v1/me`);
     expect(api.status()).toBe(401);
+    await context.close();
+  }, 120_000);
+
+  it('a member cannot merge; a reader comments with a mention; the manager decides region by region and merges', async () => {
+    // milo is a member: the request without a form, and a forged merge answers 403
+    const memberContext = await browser.newContext();
+    const member = await signIn(memberContext, s.requestUrl, 'milo', 'a member password');
+    expect(await member.locator('fieldset.decision').count()).toBe(0);
+    expect(await member.locator('form[action$="/merge"]').count()).toBe(0);
+    const csrf = await member.locator('header input[name=csrf_token]').getAttribute('value');
+    const forged = await memberContext.request.post(`${s.requestUrl}/merge`, {
+      form: { csrf_token: csrf!, seen: 'any', [`r[${s.forkPage}][0]`]: 'theirs', [`r[${s.forkPage}][1]`]: 'theirs' }, maxRedirects: 0, ...asBrowser,
+    });
+    expect(forged.status()).toBe(403);
+    expect(await forged.text()).toContain('Not allowed');
+    await memberContext.close();
+
+    // rita reads: she comments on Deploy, mentioning mona; mona's notification links back to the page
+    const readerContext = await browser.newContext();
+    const reader = await signIn(readerContext, s.deploy.html_url, 'rita', 'a reader password');
+    await reader.fill('.comment-form textarea', '@mona the rollback step needs a link');
+    await Promise.all([reader.waitForURL(/#comment-\d+$/), reader.click('.comment-form button')]);
+    expect(await reader.locator('.comment').last().innerText()).toContain('the rollback step needs a link');
+    await readerContext.close();
+
+    const context = await browser.newContext();
+    const page = await signIn(context, `${app.baseUrl}/notifications`, 'mona', password);
+    const mention = page.locator('ul.feed li', { hasText: 'rita' }).first();
+    expect(await mention.innerText()).toContain('mentioned you');
+    await Promise.all([page.waitForURL(s.deploy.html_url), mention.locator(`a[href="${s.deploy.html_url}"]`).click()]);
+
+    // mona decides: the fork's text for the first region, her own for the second, then merges
+    await page.goto(s.requestUrl);
+    await page.locator('fieldset.decision').nth(0).locator('input[value=theirs]').check();
+    await page.locator('fieldset.decision').nth(1).locator('input[value=edit]').check();
+    await page.locator('fieldset.decision').nth(1).locator('textarea').fill('<p>Then check the graphs and the status page.</p>');
+    await check(context, page, 'request-decision');
+    await Promise.all([page.waitForURL(s.requestUrl), page.click('button:text("Merge")')]);
+    expect(await page.locator('[data-state]').first().innerText()).toBe('Merged');
+    await page.goto(s.deploy.html_url);
+    const merged = await page.locator('article .content').innerText();
+    expect(merged).toContain('Run make deploy from a tagged release.');
+    expect(merged).toContain('Then check the graphs and the status page.');
+    await check(context, page, 'merged-page');
     await context.close();
   }, 120_000);
 

@@ -6,7 +6,7 @@
 import type { Request as RequestBody } from '../../../../generated/client/types.gen.ts';
 import { HttpError } from '../../../http/errors.ts';
 import { toHttpError } from '../../../http/problem-details.ts';
-import { DomainError } from '../../errors.ts';
+import { DomainError, forbidden } from '../../errors.ts';
 import { runWrite } from '../web.context.ts';
 import { requestSeen, requestView } from './work.ts';
 import { seg, type View } from './view.ts';
@@ -77,6 +77,9 @@ export async function decideRequest(view: View, team: string, note: string, inde
   const form = view.req.body as Form;
   const current = (await view.run('getRequest', 'note', `/${seg(team)}/${seg(note)}/requests/${index}`, path)).body;
   const again = async () => ({ again: await requestView(view, team, note, index, { stale: true }), status: 409 });
+  // who may not decide is told so before anything else (the API's operation would answer the same 403)
+  const author = current.user.username === view.req.caller!.user.username;
+  if (!current.to_note.can_manage && (action === 'merge' || !author)) throw forbidden(`only a manager of ${current.to_note.team.name} may ${action === 'open' ? 'reopen' : action} this request`);
   if (field(form, 'seen') !== requestSeen(current)) return again();
   try {
     if (action === 'merge') await runWrite(view.services, view.req, view.res, 'mergeRequest', 'note', 'PUT', `${apiPath}/merge`, path, { resolutions: resolutionsOf(current, form) });

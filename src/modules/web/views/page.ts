@@ -4,6 +4,7 @@ import { html, trusted, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import type { Crumb } from '../layout.ts';
 import { atMoment, noteCrumbs, pastBanner } from './note.ts';
+import { changes } from './changes.ts';
 import { commentForm, pager, stored, userLink, viaBadge, when } from './parts.ts';
 import { besideTree, pageTreeNav } from './tree.ts';
 import { seg } from './view.ts';
@@ -78,7 +79,7 @@ export async function versionView(view: View, team: string, note: string, pageId
   return view.page({ title: `${version.title} · ${t.version} #${version.index}`, crumbs: pageCrumbs(version.page, { label: `${t.version} #${version.index}` }), operation: 'getPageVersion' }, besideTree(tree, html`
 <div class="card"><h1>${version.title} <span class="badge">${t.version} #${version.index}</span></h1>
 <p class="meta">${versionAuthor(version, view)} · ${when(view.locale, version.created_at)}${mergedBadge(view.locale, version)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p></div>
-<section class="card"><h2>${t.compareWithPrevious}</h2>${trusted(version.diff)}</section>
+<section class="card"><h2>${t.compareWithPrevious}</h2>${changes(view.locale, version.diff)}</section>
 <article class="card"><div class="content">${stored(version.content)}</div></article>`));
 }
 
@@ -96,7 +97,6 @@ export async function diffView(view: View, team: string, note: string, pageId: n
   const crumbs = pageCrumbs(page, { label: t.history });
   crumbs[crumbs.length - 1] = { label: t.history, href: historyUrl(page) };
   crumbs.push({ label: t.diff });
-  const empty = answer.body.html === '<div class="diff"></div>';
   return view.page({ title: `${page.title} · ${t.diff}`, crumbs, operation: 'diffPageVersions' }, besideTree(await pageTreeNav(view, team, note, page), html`
-<section class="card"><h1>${page.title}: ${t.diff}</h1>${empty ? html`<p class="muted">${t.noDiff}</p>` : trusted(answer.body.html)}</section>`));
+<section class="card"><h1>${page.title}: ${t.diff}</h1>${changes(view.locale, answer.body.html)}</section>`));
 }

@@ -4,6 +4,7 @@ import type { MergeConflict, Request } from '../../../../generated/client/types.
 import { html, trusted } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
+import { changes } from './changes.ts';
 import { commentForm, stored, userLink, viaBadge, when } from './parts.ts';
 import { seg, type View } from './view.ts';
 import { viewerOf } from '../web.context.ts';
@@ -74,7 +75,7 @@ export async function requestView(view: View, team: string, note: string, index:
   const action = (name: 'merge' | 'close' | 'open') => `${request.html_url}/${name}`;
   const hidden = html`<input type="hidden" name="csrf_token" value="${csrf ?? ''}"><input type="hidden" name="seen" value="${requestSeen(request)}">`;
   const pages = request.pages.map((page) => html`<section class="card request-page"><h2>${page.path} <span class="badge">${page.type}</span>${page.classification ? html` <span class="badge">${t.classification}: ${page.classification}</span>` : ''}${page.merged ? html` <span class="badge ok">${t.merged}</span>` : ''}</h2>
-${trusted(page.diff)}${page.conflicts.map((item) => conflict(view.locale, item, decide))}</section>`);
+${changes(view.locale, page.diff)}${page.conflicts.map((item) => conflict(view.locale, item, decide))}</section>`);
   const stale = options.stale ? html`<p class="card notice" role="alert">${t.requestChanged}</p>` : '';
   const closeForm = mayClose && (request.status === 'opened' || request.status === 'draft')
     ? html`<form method="post" action="${action('close')}" class="inline">${hidden}<button type="submit">${t.closeRequest}</button></form>`
