@@ -319,6 +319,14 @@ describe('the browser views', () => {
     const page = await signIn(context, `${app.baseUrl}/notifications`, 'jun', secret, 'サインイン');
     expect(await page.locator('html').getAttribute('lang')).toBe('ja');
     expect(await page.locator('h1').innerText()).toBe('通知');
+    // a request in Japanese: its label, badges and the conflict's words, none of the API's identifiers
+    await page.goto(s.requestUrl);
+    expect(await page.locator('h1').innerText()).toMatch(/^リクエスト #1/);
+    const words = await main(page);
+    for (const identifier of ['update', 'diverged', 'conflicting', 'fork_only', 'delete_modify', 'Merged', 'Open']) expect(words).not.toContain(identifier);
+    await check(context, page, 'request-ja');
+    await page.goto(`${app.baseUrl}/activity`);
+    expect(await main(page)).not.toMatch(/\b(add_user|new_note|create|update)\b/);
     await page.goto(`${app.baseUrl}/crew/${cast.notes.secret.slug}`);
     expect(await page.locator('h1').innerText()).toBe('見つかりません');
     await context.close();

@@ -42,6 +42,13 @@ const en = {
   addComment: 'Add a comment', mentionHint: 'Write @username to mention someone: they are notified.', postComment: 'Comment',
   forbiddenTitle: 'Not allowed', forbiddenText: 'You may see this, but not do that.',
   decisionFor: (region: number) => `Your decision for region ${region}`,
+  issueLabel: (index: number) => `issue #${index}`,
+  requestLabel: (index: number) => `request #${index}`,
+  /** RequestPage.type, RequestPage.classification, Request.mergeable_state, MergeConflict.kind. */
+  pageType: (type: string) => pick({ create: 'new page', update: 'changed page', delete: 'page deleted' }, type),
+  standing: (standing: string) => pick({ unchanged: 'unchanged', fork_only: 'changed in the fork only', upstream_only: 'changed in the original only', identical: 'the same on both sides', diverged: 'changed on both sides' }, standing),
+  mergeState: (state: string) => pick({ clean: 'clean', conflicting: 'conflicting', outdated: 'the original changed since, merges cleanly', merged: 'merged', closed: 'closed' }, state),
+  conflictKind: (kind: string) => pick({ content: 'the same text changed on both sides', delete_modify: 'deleted on one side, changed on the other', tree: 'moved to different places' }, kind),
   /** A log entry's kind and action (Log.type, Log.action). */
   logEvent: (type: string, action: string) => `${pick(enTypes, type)} ${pick(enActions, action)}`,
   /** What a notification is about (Notification.event). */
@@ -81,6 +88,12 @@ const ja: Strings = {
   addComment: 'コメントを追加', mentionHint: '@ユーザー名 と書くとその人に通知されます。', postComment: 'コメントする',
   forbiddenTitle: '許可されていません', forbiddenText: '閲覧はできますが、この操作はできません。',
   decisionFor: (region: number) => `箇所 ${region} の選択`,
+  issueLabel: (index: number) => `課題 #${index}`,
+  requestLabel: (index: number) => `リクエスト #${index}`,
+  pageType: (type: string) => pick({ create: '新しいページ', update: '変更されたページ', delete: 'ページの削除' }, type),
+  standing: (standing: string) => pick({ unchanged: '変更なし', fork_only: 'フォークのみ変更', upstream_only: '元のノートのみ変更', identical: '両方で同じ変更', diverged: '両方で異なる変更' }, standing),
+  mergeState: (state: string) => pick({ clean: '問題なし', conflicting: '競合あり', outdated: '元のノートが更新済み (競合なし)', merged: 'マージ済み', closed: 'クローズ' }, state),
+  conflictKind: (kind: string) => pick({ content: '両方で同じ箇所を変更', delete_modify: '一方で削除、他方で変更', tree: '異なる場所へ移動' }, kind),
   logEvent: (type: string, action: string) => `${pick(jaTypes, type)}: ${pick(jaActions, action)}`,
   notificationEvent: (event: string) => pick({ new_note: '新しいノート', mention: 'メンション', assign: '担当の割り当て', comment: 'コメント', request: 'リクエスト', merge: 'マージ', close: 'クローズ' }, event),
   role: (role: string) => pick({ manager: 'このチームの管理者です', member: 'このチームのメンバーです' }, role),

@@ -58,7 +58,7 @@ export async function requestListView(view: View, team: string, note: string) {
   const { note: noteEntity, team: teamEntity } = answer.scope;
   const noteUrl = view.services.urls.note(teamEntity.name, noteName(noteEntity));
   const base = `${noteUrl}/requests`;
-  const rows = requests.map((request) => html`<tr><td><a href="${request.html_url}">${request.label}</a></td>
+  const rows = requests.map((request) => html`<tr><td><a href="${request.html_url}">${t.requestLabel(request.index)}</a></td>
 <td>${request.from_note ? html`<a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a>` : '—'}</td>
 <td>${requestState(view.locale, request)}</td><td>${userLink(request.user, view.locale)}</td><td>${when(view.locale, request.created_at)}</td></tr>`);
   return view.page({ title: `${t.requests} · ${noteEntity.title}`, crumbs: [{ label: teamEntity.name, href: view.services.urls.team(teamEntity.name) }, { label: noteEntity.title, href: noteUrl }, { label: t.requests }], operation: 'listRequests' }, html`

@@ -15,7 +15,7 @@ export async function issueView(view: View, team: string, note: string, index: n
   const path = { team, note, index };
   const issue = (await view.run('getIssue', 'note', apiPath, path)).body;
   const comments = (await view.run('listIssueComments', 'note', `${apiPath}/comments`, path, { per_page: 100 })).body;
-  return view.page({ title: `${issue.title} · ${issue.label}`, crumbs: [...noteCrumbs(issue.note), { label: issue.label }], operation: 'getIssue' }, html`
+  return view.page({ title: `${issue.title} · ${t.issueLabel(issue.index)}`, crumbs: [...noteCrumbs(issue.note), { label: t.issues, href: `${issue.note.html_url}/issues` }, { label: t.issueLabel(issue.index) }], operation: 'getIssue' }, html`
 <article class="card"><h1>${issue.title} <span class="muted">#${issue.index}</span></h1>
 <p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)}${viaBadge(view.locale, issue.via)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
 <div class="content">${trusted(issue.description_html)}</div></article>
@@ -29,7 +29,7 @@ function state(locale: Locale, request: Request) {
   const status = request.is_merged ? t.merged : request.is_closed ? t.closed : t.opened;
   const merge = request.is_merged || request.is_closed || request.mergeable === null ? ''
     : request.mergeable ? html`<span class="badge ok">${t.mergeable}</span>` : html`<span class="badge bad">${t.notMergeable}</span>`;
-  return html`<span class="badge" data-state="${request.status}">${status}</span>${request.is_wip ? html` <span class="badge">${t.wip}</span>` : ''} ${merge}${request.mergeable_state ? html` <span class="meta">${request.mergeable_state}${request.mergeable_reason ? html`: ${request.mergeable_reason}` : ''}</span>` : ''}`;
+  return html`<span class="badge" data-state="${request.status}">${status}</span>${request.is_wip ? html` <span class="badge">${t.wip}</span>` : ''} ${merge}${request.mergeable_state ? html` <span class="meta">${t.mergeState(request.mergeable_state)}${request.mergeable_reason ? html`: ${request.mergeable_reason}` : ''}</span>` : ''}`;
 }
 
 /** The disputed stretches, region by region: the base and both sides, each shown through the sanitizer. */
@@ -49,7 +49,7 @@ function conflict(locale: Locale, item: MergeConflict, decide: boolean) {
     return html`<fieldset class="decision"><legend>${t.decisionFor(index + 1)}</legend>${choice(name, 'ours', t.keepOurs, true)} ${choice(name, 'theirs', t.takeTheirs)} ${choice(name, 'edit', t.useEdited)}
 <label class="edited" for="${id}">${t.editedText}</label><textarea id="${id}" name="t[${item.page_id}][${index}]" rows="4">${region.ours}</textarea></fieldset>`;
   };
-  return html`<div class="conflict" data-kind="${item.kind}"><h3>${t.conflicts}: ${item.kind}</h3>${item.regions.map((region, index) =>
+  return html`<div class="conflict" data-kind="${item.kind}"><h3>${t.conflicts}: ${t.conflictKind(item.kind)}</h3>${item.regions.map((region, index) =>
     html`<h4>${t.region} ${index + 1}</h4><div class="regions">${side(t.base, region.base)}${side(t.ours, region.ours)}${side(t.theirs, region.theirs)}</div>${decision(index, region)}`)}</div>`;
 }
 
@@ -74,15 +74,16 @@ export async function requestView(view: View, team: string, note: string, index:
   const mayClose = csrf !== undefined && (manages || request.user.username === viewerName);
   const action = (name: 'merge' | 'close' | 'open') => `${request.html_url}/${name}`;
   const hidden = html`<input type="hidden" name="csrf_token" value="${csrf ?? ''}"><input type="hidden" name="seen" value="${requestSeen(request)}">`;
-  const pages = request.pages.map((page) => html`<section class="card request-page"><h2>${page.path} <span class="badge">${page.type}</span>${page.classification ? html` <span class="badge">${t.classification}: ${page.classification}</span>` : ''}${page.merged ? html` <span class="badge ok">${t.merged}</span>` : ''}</h2>
+  const pages = request.pages.map((page) => html`<section class="card request-page"><h2>${page.path} <span class="badge">${t.pageType(page.type)}</span>${page.classification ? html` <span class="badge">${t.classification}: ${t.standing(page.classification)}</span>` : ''}${page.merged ? html` <span class="badge ok">${t.merged}</span>` : ''}</h2>
 ${changes(view.locale, page.diff)}${page.conflicts.map((item) => conflict(view.locale, item, decide))}</section>`);
   const stale = options.stale ? html`<p class="card notice" role="alert">${t.requestChanged}</p>` : '';
   const closeForm = mayClose && (request.status === 'opened' || request.status === 'draft')
     ? html`<form method="post" action="${action('close')}" class="inline">${hidden}<button type="submit">${t.closeRequest}</button></form>`
     : mayClose && request.status === 'closed' ? html`<form method="post" action="${action('open')}" class="inline">${hidden}<button type="submit">${t.reopenRequest}</button></form>` : '';
   const body = html`${pages}${decide ? html`<div class="card"><p>${request.mergeable === false ? t.decideEachRegion : t.readyToMerge}</p><button type="submit" class="primary">${t.mergeRequest}</button></div>` : ''}`;
-  return view.page({ title: `${request.label} · ${request.to_note.title}`, crumbs: [...noteCrumbs(request.to_note), { label: t.requests, href: `${request.to_note.html_url}/requests` }, { label: request.label }], operation: 'getRequest' }, html`${stale}
-<div class="card"><h1>${request.label}: ${request.from_note ? request.from_note.title : '—'} → ${request.to_note.title}</h1>
+  const label = t.requestLabel(request.index);
+  return view.page({ title: `${label} · ${request.to_note.title}`, crumbs: [...noteCrumbs(request.to_note), { label: t.requests, href: `${request.to_note.html_url}/requests` }, { label }], operation: 'getRequest' }, html`${stale}
+<div class="card"><h1>${label}: ${request.from_note ? request.from_note.title : '—'} → ${request.to_note.title}</h1>
 <p class="meta">${t.by} ${userLink(request.user, view.locale)}${viaBadge(view.locale, request.via)} · ${when(view.locale, request.created_at)} · ${t.fork}: ${request.from_note ? html`<a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a>` : '—'} · ${t.into}: <a href="${request.to_note.html_url}">${request.to_note.team.name} / ${request.to_note.title}</a></p>
 <p>${t.state}: ${state(view.locale, request)}</p>${closeForm}</div>
 ${decide ? html`<form method="post" action="${action('merge')}">${hidden}${body}</form>` : body}`);
