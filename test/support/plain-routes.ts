@@ -55,6 +55,13 @@ const view = (path: (world: PlainWorld) => string, query?: Record<string, string
   GET: (world) => ({ path: path(world), headers: bearer(world), ...(query ? { query } : {}) }),
 });
 
+/** A form of the views (forms.ts): a signed-in browser's POST, here with a CSRF token that is not the session's (403). */
+const form = (path: (world: PlainWorld) => string, fields: Record<string, string> = {}): PlainRouteSpec => ({
+  format: 'view',
+  GET: undefined,
+  POST: (world) => ({ path: path(world), form: { csrf_token: 'not-the-token', ...fields }, headers: signedIn(world) }),
+});
+
 /** Every route outside /api/v1, by its express path. */
 export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
   '/metrics': { format: 'problem', GET: (world) => ({ path: '/metrics', headers: { Authorization: `Bearer ${world.metricsToken}` } }) },
@@ -118,9 +125,16 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
   '/users/:username': view(() => '/users/alice', { page: '1' }),
   '/teams/:team': view(() => '/teams/acme', { page: '1' }),
   '/:team/:note': view(() => '/acme/handbook', { pages: '1' }),
+  '/:team/:note/issues': view(() => '/acme/handbook/issues', { state: 'closed', page: '1' }),
+  '/:team/:note/requests': view(() => '/acme/handbook/requests', { state: 'all', page: '1' }),
   '/:team/:note/issues/:index': view(() => '/acme/handbook/issues/1'),
+  '/:team/:note/issues/:index/comments': form(() => '/acme/handbook/issues/1/comments', { comment: 'a comment @alice' }),
   '/:team/:note/requests/:index': view(() => '/acme/handbook/requests/1'),
+  '/:team/:note/requests/:index/merge': form(() => '/acme/handbook/requests/1/merge', { seen: 'x', 'r[1][0]': 'theirs' }),
+  '/:team/:note/requests/:index/close': form(() => '/acme/handbook/requests/1/close', { seen: 'x' }),
+  '/:team/:note/requests/:index/open': form(() => '/acme/handbook/requests/1/open', { seen: 'x' }),
   '/:team/:note/:page': view((world) => `/acme/handbook/${world.pageId}`),
+  '/:team/:note/:page/comments': form((world) => `/acme/handbook/${world.pageId}/comments`, { comment: 'a comment' }),
   '/:team/:note/:page/histories': view((world) => `/acme/handbook/${world.pageId}/histories`, { page: '1' }),
   '/:team/:note/:page/histories/diff': view((world) => `/acme/handbook/${world.pageId}/histories/diff`, { a: '1', b: '2' }),
   '/:team/:note/:page/histories/:index': view((world) => `/acme/handbook/${world.pageId}/histories/1`),

@@ -69,8 +69,9 @@ export function webRoutes(services: AppServices): express.Router {
   };
 
   // the guard and 405 (input-guard.ts): every view takes GET (and HEAD) alone
-  // forms: flat fields (`r[12][0]` is a name, read by forms.ts), a decision form's edited regions up to 2 MiB
-  const bodies = [express.urlencoded({ extended: false, limit: '2mb', parameterLimit: 2000 })];
+  // forms: flat fields (`r[12][0]` is a name, read by forms.ts), at most the API's body limit (its edited regions
+  // with them) and 2,000 fields (a decision form has two per conflicting region)
+  const bodies = [express.urlencoded({ extended: false, limit: services.config.limits.requestBodyBytes, parameterLimit: 2000 })];
   return plainRouter({ refuse, bodies }, [
     { path: STYLESHEET_PATH, GET: stylesheetFile },
     { path: '/', GET: [auth, (req, res) => res.redirect(303, services.urls.user(req.caller!.user.username))] },
