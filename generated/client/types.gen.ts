@@ -458,6 +458,15 @@ export type PageVersion = {
      */
     user: User | null;
     /**
+     * For a version written by merging a request (`mergeRequest`), that request (in this page's note): its index and
+     * web page; null for every other version. An addition to the original contract.
+     *
+     */
+    merged_request: {
+        index: number;
+        html_url: string;
+    } | null;
+    /**
      * For a version written by `updatePage` from an older base whose changes were merged three ways with the
      * versions written since (`on_conflict=merge`), the base version it was merged from; null for every other
      * version. An addition to the original contract.

@@ -296,6 +296,12 @@ describe('mergeRequest', () => {
     });
     expect(merged.status, merged.text).toBe(200);
     expect(await contentOf(s.deploy.id)).toBe('<h1>Deploy</h1>\n<p>Run make deploy from a tagged release.</p>\n<p>Then check the graphs and the status page.</p>\n<p>Page the on-call engineer.</p>\n');
+    // the version it wrote names the request; the versions before it name none
+    const versions = (await manager.client.get(`${s.upstreamPath}/${s.deploy.id}/histories`)).body as { merged_request: { index: number; html_url: string } | null }[];
+    expect(versions[0]!.merged_request).toEqual({ index: request.index, html_url: `${app.baseUrl}/up/${s.note.slug}/requests/${request.index}` });
+    expect(versions.slice(1).every((version) => version.merged_request === null)).toBe(true);
+    const one = await manager.client.get(`${s.upstreamPath}/${s.deploy.id}/histories/${versions.length}`);
+    expect(one.body.merged_request).toEqual(versions[0]!.merged_request);
   });
 
   it('answers 403 to members, 422 to a draft, 404 for an unknown index', async () => {

@@ -292,6 +292,10 @@ describe('the browser views', () => {
     expect(merged).toContain('Run make deploy from a tagged release.');
     expect(merged).toContain('Then check the graphs and the status page.');
     await check(context, page, 'merged-page');
+    // its history names the request the new version came from
+    await page.goto(`${s.deploy.html_url}/histories`);
+    expect(await page.locator('tbody tr').first().locator('a.badge').innerText()).toBe('merged from request #1');
+    expect(await page.locator('tbody tr').first().locator('a.badge').getAttribute('href')).toBe(s.requestUrl);
     await context.close();
   }, 120_000);
 

@@ -15,9 +15,15 @@ import { versionTextSizes } from './pages.repository.ts';
 import { restoreVersion } from './pages.service.ts';
 import { presentVersion } from './version.presenter.ts';
 import { withDiffs } from './version-diffs.ts';
+import { requestIndexes } from '../requests/requests.repository.ts';
 
 async function presentedPage(context: HandlerContext, scope: PageScope) {
   return shared(presentPageReference(await loadPageView(readerOf(context), scope.note, scope.page), context.urls));
+}
+
+/** The index of the request each merged version came from (one statement, only when one did). */
+async function mergedRequests(context: HandlerContext, versions: readonly PageVersion[]): Promise<Map<number, number>> {
+  return requestIndexes(context.em, [...new Set(versions.flatMap((version) => (version.requestId == null ? [] : [version.requestId])))]);
 }
 
 async function versionByIndex(context: HandlerContext, pageId: number, index: number): Promise<PageVersion> {
@@ -51,14 +57,15 @@ export const versionOperations = {
     );
     if (versions.length === 0) return answerWith([], { list });
     await withDiffs(context.em, scope.page.id, versions);
-    const pageBody = await presentedPage(context, scope);
-    return answerWith(versions.map((version) => presentVersion(version, pageBody, context.urls)), { list });
+    const [pageBody, requests] = await Promise.all([presentedPage(context, scope), mergedRequests(context, versions)]);
+    return answerWith(versions.map((version) => presentVersion(version, pageBody, context.urls, requests)), { list });
   }),
 
   getPageVersion: defineOperation('getPageVersion', { scope: 'page', action: 'note.read' }, async ({ path }, scope, context) => {
     const version = await versionByIndex(context, scope.page.id, path.index);
     await withDiffs(context.em, scope.page.id, [version]);
-    return presentVersion(version, await presentedPage(context, scope), context.urls);
+    const [pageBody, requests] = await Promise.all([presentedPage(context, scope), mergedRequests(context, [version])]);
+    return presentVersion(version, pageBody, context.urls, requests);
   }),
 
   /** From `a` to `b` (ids): `b` defaults to the newest version, `a` to the one before `b` (empty before the first). */

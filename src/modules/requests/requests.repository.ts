@@ -400,3 +400,10 @@ export async function rebaseForkPages(tx: EntityManager, pages: readonly { forkP
     [intArray(pages.map((page) => page.forkPageId)), intArray(pages.map((page) => page.originId))],
   );
 }
+
+/** The index of each request given (a merged version names the request it came from: versions.handlers.ts). One statement. */
+export async function requestIndexes(em: EntityManager, requestIds: readonly number[]): Promise<Map<number, number>> {
+  if (requestIds.length === 0) return new Map();
+  const rows = await em.execute<{ id: number; index: number }[]>('select id, "index" from requests where id = any(?::int[])', [`{${requestIds.join(',')}}`]);
+  return new Map(rows.map((row) => [Number(row.id), Number(row.index)]));
+}

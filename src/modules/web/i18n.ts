@@ -60,6 +60,8 @@ const en = {
   asItWas: (date: string) => `As it was on ${date}`,
   /** On a version saved by merge-on-write (PageVersion.merged_from_base). */
   mergedWith: (base: number) => `merged with version ${base}`,
+  /** On a version a merged request wrote (PageVersion.merged_request). */
+  fromRequest: (index: number) => `merged from request #${index}`,
   /** On what was made through an app (Via). */
   via: (app: string) => `via ${app}`,
 };
@@ -100,6 +102,7 @@ const ja: Strings = {
   language: (code: string) => pick({ en: '英語', ja: '日本語' }, code),
   asItWas: (date: string) => `${date} 時点の内容`,
   mergedWith: (base: number) => `バージョン ${base} とマージ`,
+  fromRequest: (index: number) => `リクエスト #${index} からマージ`,
   via: (app: string) => `${app} 経由`,
 };
 

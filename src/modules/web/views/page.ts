@@ -24,10 +24,14 @@ const versionAuthor = (version: { user: Parameters<typeof userLink>[0]; imported
 
 const historyUrl = (page: Page | PageSummary) => `${page.html_url}/histories`;
 
-/** " merged with version N" beside a version merge-on-write saved from base N; nothing for any other version. */
-function mergedBadge(locale: Locale, version: Pick<PageVersion, 'merged_from_base' | 'via'>): Renderable {
+/**
+ * What a version was merged with: " merged with version N" beside a version merge-on-write saved from base N, "from
+ * request #N" (linked) beside one a merged request wrote; then " via <app>" for one an app wrote.
+ */
+function mergedBadge(locale: Locale, version: Pick<PageVersion, 'merged_from_base' | 'merged_request' | 'via'>): Renderable {
   const merged = version.merged_from_base === null ? '' : html` <span class="badge">${locale.t.mergedWith(version.merged_from_base)}</span>`;
-  return html`${merged}${viaBadge(locale, version.via)}`;
+  const request = version.merged_request ? html` <a class="badge" href="${version.merged_request.html_url}">${locale.t.fromRequest(version.merged_request.index)}</a>` : '';
+  return html`${merged}${request}${viaBadge(locale, version.via)}`;
 }
 
 export async function pageView(view: View, team: string, note: string, pageId: number) {
