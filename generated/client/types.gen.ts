@@ -2417,7 +2417,8 @@ export type CreateNoteErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -2689,7 +2690,8 @@ export type UpdateNoteViaPatchErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -2791,7 +2793,8 @@ export type UpdateNoteErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -3060,7 +3063,8 @@ export type PullForkErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -3883,7 +3887,8 @@ export type UpdatePageViaPatchErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -4015,7 +4020,8 @@ export type UpdatePageErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -5877,7 +5883,8 @@ export type OpenRequestErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -5973,7 +5980,8 @@ export type CloseRequestErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -6069,7 +6077,8 @@ export type MergeRequestErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -6589,7 +6598,8 @@ export type CreateTeamErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -6826,7 +6836,8 @@ export type UpdateTeamViaPatchErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -6922,7 +6933,8 @@ export type UpdateTeamErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -7087,7 +7099,8 @@ export type AddTeamUserErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -7189,7 +7202,8 @@ export type RemoveTeamUserErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -7356,7 +7370,8 @@ export type CreateWebhookErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -7772,7 +7787,8 @@ export type ImportNoteErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.
@@ -9113,7 +9129,8 @@ export type CreateAppErrors = {
     /**
      * The request conflicts with the current state: a name or slug already in use (`name_taken`), removing or
      * demoting a team's last manager (`last_manager`), a concurrent change that came first (`concurrent_change`),
-     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), a page write based on an
+     * pages changed on both sides of a fork (`merge_conflict`, one `errors` entry per page), decisions per region for
+     * a page whose conflicts have changed since (`stale_resolution`), a page write based on an
      * older version that overlaps what was written since (`edit_conflict`, with the page as it is now and the
      * conflicting regions), or a state change that
      * is no longer possible (`invalid_state`). `code` says which (see the Problem schema). Nothing was changed.

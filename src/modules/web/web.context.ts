@@ -63,10 +63,28 @@ type Body<Id extends OperationId> = Operations[Id]['responses'] extends { 200: i
 export type Answer<Id extends OperationId, S extends ScopeKind> = { body: Body<Id>; scope: ScopeOf<S>; total: number | undefined };
 
 /**
- * Runs the API operation `id` for this request's caller, as GET `apiPath` (the path its Link headers would name),
- * with `path` the operation's path parameters and `query` its query: its scope, then its handler.
+ * Runs the API operation `id` for this request's caller as `method` `apiPath` (the path its Link headers would
+ * name), with `path` its path parameters, `query` and `body`: its scope, its authorization, then its handler.
  */
-export async function runOperation<Id extends OperationId, S extends ScopeKind>(
+async function invokeAs<Id extends OperationId, S extends ScopeKind>(
+  services: AppServices,
+  req: Request,
+  res: Response,
+  id: Id,
+  kind: S,
+  call: { method: 'GET' | 'POST' | 'PUT'; apiPath: string; path: Record<string, unknown>; query: Record<string, unknown>; body: unknown },
+): Promise<Answer<Id, S>> {
+  const definition = operations[id] as unknown as OperationDefinition<Id, S>;
+  if (definition.scope !== kind) throw new Error(`${id} runs in a ${definition.scope} scope, not ${kind}`);
+  const request = Object.create(req, { url: { value: call.apiPath }, method: { value: call.method }, body: { value: call.body } }) as Request;
+  const { result, scope } = await invokeOperation(definition as never, services, request, res, { path: call.path, query: call.query, body: call.body, headers: {} });
+  const body = (result instanceof OperationAnswer ? result.body : result) as Body<Id>;
+  const total = result instanceof OperationAnswer ? result.list?.total : undefined;
+  return { body, scope: scope as ScopeOf<S>, total };
+}
+
+/** A read: the API operation `id` as a GET of `apiPath` (the handler sees that GET). */
+export function runOperation<Id extends OperationId, S extends ScopeKind>(
   services: AppServices,
   req: Request,
   res: Response,
@@ -76,14 +94,7 @@ export async function runOperation<Id extends OperationId, S extends ScopeKind>(
   path: Record<string, unknown>,
   query: Record<string, unknown> = {},
 ): Promise<Answer<Id, S>> {
-  const definition = operations[id] as unknown as OperationDefinition<Id, S>;
-  if (definition.scope !== kind) throw new Error(`${id} runs in a ${definition.scope} scope, not ${kind}`);
-  // the handler sees a GET of the API path
-  const request = Object.create(req, { url: { value: apiPath }, method: { value: 'GET' } }) as Request;
-  const { result, scope } = await invokeOperation(definition as never, services, request, res, { path, query, body: undefined, headers: {} });
-  const body = (result instanceof OperationAnswer ? result.body : result) as Body<Id>;
-  const total = result instanceof OperationAnswer ? result.list?.total : undefined;
-  return { body, scope: scope as ScopeOf<S>, total };
+  return invokeAs(services, req, res, id, kind, { method: 'GET', apiPath, path, query, body: undefined });
 }
 
 /**
@@ -101,31 +112,34 @@ export function formAuth(sessions: Sessions): RequestHandler {
   };
 }
 
-let bodies: Ajv | undefined;
+let schemas: Ajv | undefined;
+const validators = new Map<OperationId, ValidateFunction>();
 
 /** The operation's JSON body schema from the document, compiled once: a form's body is checked as the API checks it. */
 function bodyValidator(id: OperationId): ValidateFunction {
-  if (!bodies) {
-    bodies = new Ajv({ strict: false, allErrors: true });
-    addFormats.default(bodies);
-    bodies.addSchema(loadOpenApiDocument() as object, 'openapi');
+  const known = validators.get(id);
+  if (known) return known;
+  if (!schemas) {
+    schemas = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(schemas);
+    schemas.addSchema(loadOpenApiDocument() as object, 'openapi');
   }
-  for (const [apiPath, item] of Object.entries(loadOpenApiDocument().paths)) {
-    for (const [method, operation] of Object.entries(item as Record<string, { operationId?: string; requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } }>)) {
-      if (operation?.operationId !== id) continue;
-      const ref = operation.requestBody?.content?.['application/json']?.schema?.$ref;
-      if (!ref) throw new Error(`${id} (${method} ${apiPath}) takes no JSON body`);
-      return bodies.getSchema(`openapi${ref}`)!;
-    }
-  }
-  throw new Error(`no operation ${id}`);
+  type Operation = { operationId?: string; requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } };
+  const operation = Object.values(loadOpenApiDocument().paths)
+    .flatMap((item) => Object.values(item as Record<string, Operation>))
+    .find((candidate) => candidate?.operationId === id);
+  const ref = operation?.requestBody?.content?.['application/json']?.schema?.$ref;
+  if (!ref) throw new Error(`${id} takes no JSON body in the document`);
+  const validate = schemas.getSchema(`openapi${ref}`)!;
+  validators.set(id, validate);
+  return validate;
 }
 
 /**
- * Runs the write `id` for this request's caller as `method` `apiPath` with `body`, checked against the operation's
- * body schema first (400 as the API answers it): the handler, the scope and the authorization are the API's.
+ * A form's write: the API operation `id` as `method` `apiPath` with `body`, checked against the operation's body
+ * schema first (400 as the API answers it); the handler, the scope and the authorization are the API's.
  */
-export async function runWrite<Id extends OperationId, S extends ScopeKind>(
+export function runWrite<Id extends OperationId, S extends ScopeKind>(
   services: AppServices,
   req: Request,
   res: Response,
@@ -136,8 +150,6 @@ export async function runWrite<Id extends OperationId, S extends ScopeKind>(
   path: Record<string, unknown>,
   body: unknown,
 ): Promise<Answer<Id, S>> {
-  const definition = operations[id] as unknown as OperationDefinition<Id, S>;
-  if (definition.scope !== kind) throw new Error(`${id} runs in a ${definition.scope} scope, not ${kind}`);
   if (body !== undefined) {
     const validate = bodyValidator(id);
     if (!validate(body)) {
@@ -145,8 +157,5 @@ export async function runWrite<Id extends OperationId, S extends ScopeKind>(
       throw new HttpError(400, 'validation_failed', errors.map((error) => `${error.pointer} ${error.detail}`).join('; '), { errors });
     }
   }
-  const request = Object.create(req, { url: { value: apiPath }, method: { value: method }, body: { value: body } }) as Request;
-  const { result, scope } = await invokeOperation(definition as never, services, request, res, { path, query: {}, body, headers: {} });
-  const answered = (result instanceof OperationAnswer ? result.body : result) as Body<Id>;
-  return { body: answered, scope: scope as ScopeOf<S>, total: undefined };
+  return invokeAs(services, req, res, id, kind, { method, apiPath, path, query: {}, body });
 }

@@ -24,22 +24,44 @@ function stateTabs<S extends string>(locale: Locale, base: string, states: reado
     html`<li><a href="${base}?state=${state}"${state === shown ? trusted(' aria-current="page"') : ''}>${label}</a></li>`)}</ul></nav>`;
 }
 
+type ListOf<S extends string> = {
+  kind: 'issues' | 'requests';
+  title: string;
+  operation: 'listIssues' | 'listRequests';
+  tabs: readonly { state: S; label: string }[];
+  state: S;
+  page: number;
+  answer: { scope: { note: Parameters<typeof noteName>[0] & { title: string }; team: { name: string } }; total: number | undefined };
+  columns: readonly string[];
+  rows: readonly Html[];
+};
+
+/** The frame both lists share: crumbs to the note, the state tabs, the table (or "nothing yet") and the pager. */
+function listPage<S extends string>(view: View, list: ListOf<S>) {
+  const { t } = view.locale;
+  const { note, team } = list.answer.scope;
+  const noteUrl = view.services.urls.note(team.name, noteName(note));
+  const base = `${noteUrl}/${list.kind}`;
+  const table = list.rows.length === 0 ? html`<p class="muted">${t.nothing}</p>`
+    : html`<div class="scroll"><table><thead><tr>${list.columns.map((column) => html`<th scope="col">${column}</th>`)}</tr></thead><tbody>${list.rows}</tbody></table></div>`;
+  return view.page({ title: `${list.title} · ${note.title}`, crumbs: [{ label: team.name, href: view.services.urls.team(team.name) }, { label: note.title, href: noteUrl }, { label: list.title }], operation: list.operation }, html`
+<div class="card"><h1>${list.title}</h1>${stateTabs(view.locale, base, list.tabs, list.state)}
+${table}
+${pager(view.locale, `${base}?state=${list.state}`, list.page, PER_PAGE, list.answer.total)}</div>`);
+}
+
 export async function issueListView(view: View, team: string, note: string) {
   const { t } = view.locale;
-  const apiPath = `/${seg(team)}/${seg(note)}/issues`;
   const state = stateOf(view, ['open', 'closed', 'all'] as const);
   const page = view.number('page', 1);
-  const answer = await view.run('listIssues', 'note', apiPath, { team, note }, { state, page, per_page: PER_PAGE });
-  const issues = answer.body as Issue[];
-  const { note: noteEntity, team: teamEntity } = answer.scope;
-  const noteUrl = view.services.urls.note(teamEntity.name, noteName(noteEntity));
-  const base = `${noteUrl}/issues`;
-  const rows = issues.map((issue) => html`<tr><td><a href="${issue.html_url}">${issue.title}</a> <span class="muted">#${issue.index}</span></td>
+  const answer = await view.run('listIssues', 'note', `/${seg(team)}/${seg(note)}/issues`, { team, note }, { state, page, per_page: PER_PAGE });
+  const rows = (answer.body as Issue[]).map((issue) => html`<tr><td><a href="${issue.html_url}">${issue.title}</a> <span class="muted">#${issue.index}</span></td>
 <td><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span></td><td>${userLink(issue.from_user, view.locale)}</td><td>${when(view.locale, issue.created_at)}</td></tr>`);
-  return view.page({ title: `${t.issues} · ${noteEntity.title}`, crumbs: [{ label: teamEntity.name, href: view.services.urls.team(teamEntity.name) }, { label: noteEntity.title, href: noteUrl }, { label: t.issues }], operation: 'listIssues' }, html`
-<div class="card"><h1>${t.issues}</h1>${stateTabs(view.locale, base, [{ state: 'open', label: t.open }, { state: 'closed', label: t.done }, { state: 'all', label: t.all }], state)}
-${issues.length === 0 ? html`<p class="muted">${t.nothing}</p>` : html`<div class="scroll"><table><thead><tr><th scope="col">${t.issue}</th><th scope="col">${t.state}</th><th scope="col">${t.by}</th><th scope="col">${t.when}</th></tr></thead><tbody>${rows}</tbody></table></div>`}
-${pager(view.locale, `${base}?state=${state}`, page, PER_PAGE, answer.total)}</div>`);
+  return listPage(view, {
+    kind: 'issues', title: t.issues, operation: 'listIssues', state, page, answer, rows,
+    tabs: [{ state: 'open', label: t.open }, { state: 'closed', label: t.done }, { state: 'all', label: t.all }],
+    columns: [t.issue, t.state, t.by, t.when],
+  });
 }
 
 function requestState(locale: Locale, request: Request): Html {
@@ -50,19 +72,15 @@ function requestState(locale: Locale, request: Request): Html {
 
 export async function requestListView(view: View, team: string, note: string) {
   const { t } = view.locale;
-  const apiPath = `/${seg(team)}/${seg(note)}/requests`;
   const state = stateOf(view, ['open', 'merged', 'closed', 'all'] as const);
   const page = view.number('page', 1);
-  const answer = await view.run('listRequests', 'note', apiPath, { team, note }, { state, page, per_page: PER_PAGE });
-  const requests = answer.body as Request[];
-  const { note: noteEntity, team: teamEntity } = answer.scope;
-  const noteUrl = view.services.urls.note(teamEntity.name, noteName(noteEntity));
-  const base = `${noteUrl}/requests`;
-  const rows = requests.map((request) => html`<tr><td><a href="${request.html_url}">${t.requestLabel(request.index)}</a></td>
+  const answer = await view.run('listRequests', 'note', `/${seg(team)}/${seg(note)}/requests`, { team, note }, { state, page, per_page: PER_PAGE });
+  const rows = (answer.body as Request[]).map((request) => html`<tr><td><a href="${request.html_url}">${t.requestLabel(request.index)}</a></td>
 <td>${request.from_note ? html`<a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a>` : '—'}</td>
 <td>${requestState(view.locale, request)}</td><td>${userLink(request.user, view.locale)}</td><td>${when(view.locale, request.created_at)}</td></tr>`);
-  return view.page({ title: `${t.requests} · ${noteEntity.title}`, crumbs: [{ label: teamEntity.name, href: view.services.urls.team(teamEntity.name) }, { label: noteEntity.title, href: noteUrl }, { label: t.requests }], operation: 'listRequests' }, html`
-<div class="card"><h1>${t.requests}</h1>${stateTabs(view.locale, base, [{ state: 'open', label: t.opened }, { state: 'merged', label: t.merged }, { state: 'closed', label: t.closed }, { state: 'all', label: t.all }], state)}
-${requests.length === 0 ? html`<p class="muted">${t.nothing}</p>` : html`<div class="scroll"><table><thead><tr><th scope="col">${t.request}</th><th scope="col">${t.fork}</th><th scope="col">${t.state}</th><th scope="col">${t.by}</th><th scope="col">${t.when}</th></tr></thead><tbody>${rows}</tbody></table></div>`}
-${pager(view.locale, `${base}?state=${state}`, page, PER_PAGE, answer.total)}</div>`);
+  return listPage(view, {
+    kind: 'requests', title: t.requests, operation: 'listRequests', state, page, answer, rows,
+    tabs: [{ state: 'open', label: t.opened }, { state: 'merged', label: t.merged }, { state: 'closed', label: t.closed }, { state: 'all', label: t.all }],
+    columns: [t.request, t.fork, t.state, t.by, t.when],
+  });
 }

@@ -58,7 +58,7 @@ export function commentForm(view: { res: Response; locale: Locale }, action: str
   const csrf = viewerOf(view.res)?.csrfToken;
   if (csrf === undefined) return '';
   const { t } = view.locale;
-  const id = `comment-text-${action.length}`;
+  const id = 'comment-text';
   return html`<form method="post" action="${action}" class="comment-form"><input type="hidden" name="csrf_token" value="${csrf}">
 <label for="${id}">${t.addComment}</label><textarea id="${id}" name="comment" rows="3" required></textarea>
 <p class="muted">${t.mentionHint}</p><button type="submit">${t.postComment}</button></form>`;
