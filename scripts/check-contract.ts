@@ -26,6 +26,13 @@ for (const problem of verdict.problems) console.error(`contract: ${problem}`);
 const SHOWN = 40;
 for (const diff of verdict.breaking.slice(0, SHOWN)) console.error(`contract: breaking: ${describeChange(diff)}`);
 if (verdict.breaking.length > SHOWN) console.error(`contract: ... and ${verdict.breaking.length - SHOWN} more`);
+// a new value of an answer's enum is allowed: said once per enum (a shared schema is met under many operations)
+const widenedEnums = new Map<string, string>();
+for (const diff of verdict.widened) {
+  const where = diff.path.slice(diff.path.lastIndexOf('properties') + 1, -2).join('.') || diff.path.slice(-4, -2).join('.');
+  widenedEnums.set(`${where}=${JSON.stringify(diff.after)}`, `${where}: new value ${JSON.stringify(diff.after)}`);
+}
+for (const line of widenedEnums.values()) console.log(`contract: widened (not breaking; clients skip a value they do not know): ${line}`);
 if (verdict.ok) {
   const note = verdict.breaking.length
     ? `${verdict.breaking.length} breaking changes, allowed by the new major version ${verdict.after}`

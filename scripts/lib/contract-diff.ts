@@ -7,7 +7,11 @@
 //   - an answer's field whose `type` changes is breaking (a client parses the old type); api-smart-diff reverses its
 //     rules for inputs in answers, and calls integer -> string there non-breaking;
 //   - a new value of the `code` of a problem answer (application/problem+json) is not breaking: the codes grow with
-//     every rule the service gains, and a client must treat a code it does not know by its HTTP status.
+//     every rule the service gains, and a client must treat a code it does not know by its HTTP status;
+//   - a new value of any other enum of an answer (a new kind of commented object, of search match, of event) is not
+//     breaking either, but it is reported (`widened`): api-smart-diff calls it breaking, oasdiff a warning
+//     (response-property-enum-value-added), and issue 22 lists only a removed one. A client must skip a kind it does
+//     not know (README, "Keeping the contract"); an input's enum losing a value stays breaking.
 // A breaking change is allowed only when `info.version` starts a new major version.
 import { apiCompare, type Diff } from 'api-smart-diff';
 
@@ -18,6 +22,8 @@ export type ContractVerdict = {
   after: string;
   /** the breaking changes, one per place in the document where a client meets it */
   breaking: Diff[];
+  /** new values of answers' enums (not problem codes): allowed, and reported */
+  widened: Diff[];
   /** `info.version` starts a new major version, so the breaking changes are allowed */
   newMajor: boolean;
   /** what is wrong with the versions themselves (a version that goes back, one that is not x.y.z) */
@@ -35,6 +41,9 @@ const isRemovedAnswerProperty = (diff: Diff) =>
 const isRetypedAnswerField = (diff: Diff) =>
   diff.action === 'replace' && inAnswer(diff.path) && diff.path.at(-1) === 'type';
 
+/** A value added to an enum of an answer (problem codes included). */
+const isNewAnswerEnumValue = (diff: Diff) => diff.action === 'add' && inAnswer(diff.path) && diff.path.at(-2) === 'enum';
+
 const isNewProblemCode = (diff: Diff) => {
   const p = diff.path;
   return (
@@ -51,13 +60,18 @@ const isNewProblemCode = (diff: Diff) => {
 // api-smart-diff reports the change there too (under `paths`, once per operation). Outside any operation it would
 // judge a component with no context (it calls a new description of a shared answer breaking).
 export function breakingChanges(before: unknown, after: unknown): Diff[] {
+  return classify(before, after).breaking;
+}
+
+function classify(before: unknown, after: unknown): { breaking: Diff[]; widened: Diff[] } {
   const { diffs } = apiCompare(before, after);
-  return diffs.filter(
-    (diff) =>
-      diff.path[0] !== 'components' &&
-      !isNewProblemCode(diff) &&
-      (diff.type === 'breaking' || isRemovedAnswerProperty(diff) || isRetypedAnswerField(diff)),
-  );
+  const inOperations = diffs.filter((diff) => diff.path[0] !== 'components');
+  return {
+    breaking: inOperations.filter(
+      (diff) => !isNewAnswerEnumValue(diff) && (diff.type === 'breaking' || isRemovedAnswerProperty(diff) || isRetypedAnswerField(diff)),
+    ),
+    widened: inOperations.filter((diff) => isNewAnswerEnumValue(diff) && !isNewProblemCode(diff)),
+  };
 }
 
 const compareVersions = (a: number[], b: number[]) => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
@@ -74,11 +88,12 @@ export function judgeContract(before: OpenApiDocument, after: OpenApiDocument): 
   if (was && now && compareVersions(now, was) < 0)
     problems.push(`info.version goes back from ${before.info.version} to ${after.info.version}`);
   const newMajor = Boolean(was && now && now[0]! > was[0]!);
-  const breaking = breakingChanges(before, after);
+  const { breaking, widened } = classify(before, after);
   return {
     before: before.info.version,
     after: after.info.version,
     breaking,
+    widened,
     newMajor,
     problems,
     ok: problems.length === 0 && (breaking.length === 0 || newMajor),

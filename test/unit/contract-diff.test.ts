@@ -45,7 +45,7 @@ const released = (): OpenApiDocument => ({
       Note: {
         type: 'object',
         required: ['id', 'name'],
-        properties: { id: { type: 'integer' }, name: { type: 'string' }, summary: { type: 'string' } },
+        properties: { id: { type: 'integer' }, name: { type: 'string' }, summary: { type: 'string' }, kind: { type: 'string', enum: ['text', 'list'] } },
       },
       NewNote: {
         type: 'object',
@@ -123,6 +123,16 @@ describe('judgeContract', () => {
       expect(judgeContract(released(), changed(change, '1.5.0'))).toMatchObject({ ok: true, breaking: [], problems: [] });
     });
   }
+
+  it('lets a new enum value of an answer through, and reports it as widened (a new problem code is not reported)', () => {
+    const verdict = judgeContract(released(), changed((d) => d.components.schemas.Note.properties.kind.enum.push('table'), '1.5.0'));
+    expect(verdict).toMatchObject({ ok: true, breaking: [] });
+    expect(verdict.widened.length).toBeGreaterThan(0);
+    expect(verdict.widened.every((diff) => diff.action === 'add' && diff.after === 'table')).toBe(true);
+    expect(judgeContract(released(), changed((d) => d.components.schemas.Problem.properties.code.enum.push('page_cycle'), '1.5.0')).widened).toEqual([]);
+    // an input's enum losing a value is still breaking (BREAKING above); a new one of an input is not even reported
+    expect(judgeContract(released(), changed((d) => d.components.schemas.NewNote.properties.visibility.enum.push('team'), '1.5.0')).widened).toEqual([]);
+  });
 
   it('fails a version that goes back or is not MAJOR.MINOR.PATCH', () => {
     expect(judgeContract(released(), changed(() => {}, '1.4.1'))).toMatchObject({ ok: false, problems: [expect.stringMatching(/goes back/)] });
