@@ -16,6 +16,7 @@ export type Operations = {
   createPage: { method: 'post'; path: '/api/v1/{team}/{note}/pages'; data: Types.CreatePageData; responses: Types.CreatePageResponses };
   createPageComment: { method: 'post'; path: '/api/v1/{team}/{note}/{page}/comments'; data: Types.CreatePageCommentData; responses: Types.CreatePageCommentResponses };
   createRequest: { method: 'post'; path: '/api/v1/{team}/{note}/requests'; data: Types.CreateRequestData; responses: Types.CreateRequestResponses };
+  createRequestComment: { method: 'post'; path: '/api/v1/{team}/{note}/requests/{index}/comments'; data: Types.CreateRequestCommentData; responses: Types.CreateRequestCommentResponses };
   createTeam: { method: 'post'; path: '/api/v1/teams'; data: Types.CreateTeamData; responses: Types.CreateTeamResponses };
   createWebhook: { method: 'post'; path: '/api/v1/teams/{team}/webhooks'; data: Types.CreateWebhookData; responses: Types.CreateWebhookResponses };
   deleteApp: { method: 'delete'; path: '/api/v1/me/apps/{client_id}'; data: Types.DeleteAppData; responses: Types.DeleteAppResponses };
@@ -26,6 +27,7 @@ export type Operations = {
   deleteNoteComment: { method: 'delete'; path: '/api/v1/{team}/{note}/comments/{id}'; data: Types.DeleteNoteCommentData; responses: Types.DeleteNoteCommentResponses };
   deletePage: { method: 'delete'; path: '/api/v1/{team}/{note}/{page}'; data: Types.DeletePageData; responses: Types.DeletePageResponses };
   deletePageComment: { method: 'delete'; path: '/api/v1/{team}/{note}/{page}/comments/{id}'; data: Types.DeletePageCommentData; responses: Types.DeletePageCommentResponses };
+  deleteRequestComment: { method: 'delete'; path: '/api/v1/{team}/{note}/requests/{index}/comments/{id}'; data: Types.DeleteRequestCommentData; responses: Types.DeleteRequestCommentResponses };
   deleteTeam: { method: 'delete'; path: '/api/v1/teams/{team}'; data: Types.DeleteTeamData; responses: Types.DeleteTeamResponses };
   deleteWebhook: { method: 'delete'; path: '/api/v1/teams/{team}/webhooks/{id}'; data: Types.DeleteWebhookData; responses: Types.DeleteWebhookResponses };
   diffPageVersions: { method: 'get'; path: '/api/v1/{team}/{note}/{page}/histories/diff'; data: Types.DiffPageVersionsData; responses: Types.DiffPageVersionsResponses };
@@ -58,6 +60,7 @@ export type Operations = {
   listPageComments: { method: 'get'; path: '/api/v1/{team}/{note}/{page}/comments'; data: Types.ListPageCommentsData; responses: Types.ListPageCommentsResponses };
   listPages: { method: 'get'; path: '/api/v1/{team}/{note}/pages'; data: Types.ListPagesData; responses: Types.ListPagesResponses };
   listPageVersions: { method: 'get'; path: '/api/v1/{team}/{note}/{page}/histories'; data: Types.ListPageVersionsData; responses: Types.ListPageVersionsResponses };
+  listRequestComments: { method: 'get'; path: '/api/v1/{team}/{note}/requests/{index}/comments'; data: Types.ListRequestCommentsData; responses: Types.ListRequestCommentsResponses };
   listRequests: { method: 'get'; path: '/api/v1/{team}/{note}/requests'; data: Types.ListRequestsData; responses: Types.ListRequestsResponses };
   listTeamNotes: { method: 'get'; path: '/api/v1/teams/{team}/notes'; data: Types.ListTeamNotesData; responses: Types.ListTeamNotesResponses };
   listTeams: { method: 'get'; path: '/api/v1/teams'; data: Types.ListTeamsData; responses: Types.ListTeamsResponses };
@@ -115,6 +118,7 @@ export const operationList = [
   { id: 'createPage', method: 'post', path: '/api/v1/{team}/{note}/pages' },
   { id: 'createPageComment', method: 'post', path: '/api/v1/{team}/{note}/{page}/comments' },
   { id: 'createRequest', method: 'post', path: '/api/v1/{team}/{note}/requests' },
+  { id: 'createRequestComment', method: 'post', path: '/api/v1/{team}/{note}/requests/{index}/comments' },
   { id: 'createTeam', method: 'post', path: '/api/v1/teams' },
   { id: 'createWebhook', method: 'post', path: '/api/v1/teams/{team}/webhooks' },
   { id: 'deleteApp', method: 'delete', path: '/api/v1/me/apps/{client_id}' },
@@ -125,6 +129,7 @@ export const operationList = [
   { id: 'deleteNoteComment', method: 'delete', path: '/api/v1/{team}/{note}/comments/{id}' },
   { id: 'deletePage', method: 'delete', path: '/api/v1/{team}/{note}/{page}' },
   { id: 'deletePageComment', method: 'delete', path: '/api/v1/{team}/{note}/{page}/comments/{id}' },
+  { id: 'deleteRequestComment', method: 'delete', path: '/api/v1/{team}/{note}/requests/{index}/comments/{id}' },
   { id: 'deleteTeam', method: 'delete', path: '/api/v1/teams/{team}' },
   { id: 'deleteWebhook', method: 'delete', path: '/api/v1/teams/{team}/webhooks/{id}' },
   { id: 'diffPageVersions', method: 'get', path: '/api/v1/{team}/{note}/{page}/histories/diff' },
@@ -157,6 +162,7 @@ export const operationList = [
   { id: 'listPageComments', method: 'get', path: '/api/v1/{team}/{note}/{page}/comments' },
   { id: 'listPages', method: 'get', path: '/api/v1/{team}/{note}/pages' },
   { id: 'listPageVersions', method: 'get', path: '/api/v1/{team}/{note}/{page}/histories' },
+  { id: 'listRequestComments', method: 'get', path: '/api/v1/{team}/{note}/requests/{index}/comments' },
   { id: 'listRequests', method: 'get', path: '/api/v1/{team}/{note}/requests' },
   { id: 'listTeamNotes', method: 'get', path: '/api/v1/teams/{team}/notes' },
   { id: 'listTeams', method: 'get', path: '/api/v1/teams' },

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { AddIssueTagsData, AddIssueTagsErrors, AddIssueTagsResponses, AddTeamUserData, AddTeamUserErrors, AddTeamUserResponses, CloseRequestData, CloseRequestErrors, CloseRequestResponses, CreateAppData, CreateAppErrors, CreateAppResponses, CreateAttachmentData, CreateAttachmentErrors, CreateAttachmentResponses, CreateForkData, CreateForkErrors, CreateForkResponses, CreateIssueCommentData, CreateIssueCommentErrors, CreateIssueCommentResponses, CreateIssueData, CreateIssueErrors, CreateIssueResponses, CreateNoteCommentData, CreateNoteCommentErrors, CreateNoteCommentResponses, CreateNoteData, CreateNoteErrors, CreateNoteResponses, CreatePageCommentData, CreatePageCommentErrors, CreatePageCommentResponses, CreatePageData, CreatePageErrors, CreatePageResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteAppData, DeleteAppErrors, DeleteAppResponses, DeleteAttachmentData, DeleteAttachmentErrors, DeleteAttachmentResponses, DeleteIssueCommentData, DeleteIssueCommentErrors, DeleteIssueCommentResponses, DeleteIssueData, DeleteIssueErrors, DeleteIssueResponses, DeleteNoteCommentData, DeleteNoteCommentErrors, DeleteNoteCommentResponses, DeleteNoteData, DeleteNoteErrors, DeleteNoteResponses, DeletePageCommentData, DeletePageCommentErrors, DeletePageCommentResponses, DeletePageData, DeletePageErrors, DeletePageResponses, DeleteTeamData, DeleteTeamErrors, DeleteTeamResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DiffPageVersionsData, DiffPageVersionsErrors, DiffPageVersionsResponses, DownloadAttachmentData, DownloadAttachmentErrors, DownloadAttachmentResponses, ExportNoteData, ExportNoteErrors, ExportNoteResponses, GetAttachmentData, GetAttachmentErrors, GetAttachmentResponses, GetIssueData, GetIssueErrors, GetIssueResponses, GetJobData, GetJobErrors, GetJobResponses, GetMeData, GetMeErrors, GetMeResponses, GetNoteData, GetNoteErrors, GetNoteResponses, GetPageData, GetPageErrors, GetPageResponses, GetPageVersionData, GetPageVersionErrors, GetPageVersionResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetTeamData, GetTeamErrors, GetTeamResponses, GetUserData, GetUserErrors, GetUserResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportNoteData, ImportNoteErrors, ImportNoteResponses, ListAppsData, ListAppsErrors, ListAppsResponses, ListAttachmentsData, ListAttachmentsErrors, ListAttachmentsResponses, ListAuthorizationsData, ListAuthorizationsErrors, ListAuthorizationsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListContributorsData, ListContributorsErrors, ListContributorsResponses, ListIssueCommentsData, ListIssueCommentsErrors, ListIssueCommentsResponses, ListIssuesData, ListIssuesErrors, ListIssuesResponses, ListLogsData, ListLogsErrors, ListLogsResponses, ListMyIssuesData, ListMyIssuesErrors, ListMyIssuesResponses, ListNoteCommentsData, ListNoteCommentsErrors, ListNoteCommentsResponses, ListNotesData, ListNotesErrors, ListNotesResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPageCommentsData, ListPageCommentsErrors, ListPageCommentsResponses, ListPagesData, ListPagesErrors, ListPagesResponses, ListPageVersionsData, ListPageVersionsErrors, ListPageVersionsResponses, ListRequestsData, ListRequestsErrors, ListRequestsResponses, ListTeamNotesData, ListTeamNotesErrors, ListTeamNotesResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsernamesData, ListUsernamesErrors, ListUsernamesResponses, ListUserNotesData, ListUserNotesErrors, ListUserNotesResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, McpMessageData, McpMessageErrors, McpMessageResponses, MergeRequestData, MergeRequestErrors, MergeRequestResponses, OauthAuthorizeData, OauthAuthorizeErrors, OauthAuthorizeResponses, OauthMetadataData, OauthMetadataErrors, OauthMetadataResponses, OauthProtectedResourceData, OauthProtectedResourceErrors, OauthProtectedResourceMcpData, OauthProtectedResourceMcpErrors, OauthProtectedResourceMcpResponses, OauthProtectedResourceResponses, OauthRegisterData, OauthRegisterErrors, OauthRegisterResponses, OauthRevokeData, OauthRevokeErrors, OauthRevokeResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenRequestData, OpenRequestErrors, OpenRequestResponses, PullForkData, PullForkErrors, PullForkResponses, RemoveTeamUserData, RemoveTeamUserErrors, RemoveTeamUserResponses, RestorePageVersionData, RestorePageVersionErrors, RestorePageVersionResponses, RevokeAuthorizationData, RevokeAuthorizationErrors, RevokeAuthorizationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchNotesData, SearchNotesErrors, SearchNotesResponses, StreamEventsData, StreamEventsErrors, StreamEventsResponses, ToggleNotificationData, ToggleNotificationErrors, ToggleNotificationResponses, ToggleNotificationViaPutData, ToggleNotificationViaPutErrors, ToggleNotificationViaPutResponses, UpdateIssueData, UpdateIssueErrors, UpdateIssueResponses, UpdateIssueViaPutData, UpdateIssueViaPutErrors, UpdateIssueViaPutResponses, UpdateNoteData, UpdateNoteErrors, UpdateNoteResponses, UpdateNoteViaPatchData, UpdateNoteViaPatchErrors, UpdateNoteViaPatchResponses, UpdatePageData, UpdatePageErrors, UpdatePageResponses, UpdatePageViaPatchData, UpdatePageViaPatchErrors, UpdatePageViaPatchResponses, UpdateTeamData, UpdateTeamErrors, UpdateTeamResponses, UpdateTeamViaPatchData, UpdateTeamViaPatchErrors, UpdateTeamViaPatchResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.ts';
+import type { AddIssueTagsData, AddIssueTagsErrors, AddIssueTagsResponses, AddTeamUserData, AddTeamUserErrors, AddTeamUserResponses, CloseRequestData, CloseRequestErrors, CloseRequestResponses, CreateAppData, CreateAppErrors, CreateAppResponses, CreateAttachmentData, CreateAttachmentErrors, CreateAttachmentResponses, CreateForkData, CreateForkErrors, CreateForkResponses, CreateIssueCommentData, CreateIssueCommentErrors, CreateIssueCommentResponses, CreateIssueData, CreateIssueErrors, CreateIssueResponses, CreateNoteCommentData, CreateNoteCommentErrors, CreateNoteCommentResponses, CreateNoteData, CreateNoteErrors, CreateNoteResponses, CreatePageCommentData, CreatePageCommentErrors, CreatePageCommentResponses, CreatePageData, CreatePageErrors, CreatePageResponses, CreateRequestCommentData, CreateRequestCommentErrors, CreateRequestCommentResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteAppData, DeleteAppErrors, DeleteAppResponses, DeleteAttachmentData, DeleteAttachmentErrors, DeleteAttachmentResponses, DeleteIssueCommentData, DeleteIssueCommentErrors, DeleteIssueCommentResponses, DeleteIssueData, DeleteIssueErrors, DeleteIssueResponses, DeleteNoteCommentData, DeleteNoteCommentErrors, DeleteNoteCommentResponses, DeleteNoteData, DeleteNoteErrors, DeleteNoteResponses, DeletePageCommentData, DeletePageCommentErrors, DeletePageCommentResponses, DeletePageData, DeletePageErrors, DeletePageResponses, DeleteRequestCommentData, DeleteRequestCommentErrors, DeleteRequestCommentResponses, DeleteTeamData, DeleteTeamErrors, DeleteTeamResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DiffPageVersionsData, DiffPageVersionsErrors, DiffPageVersionsResponses, DownloadAttachmentData, DownloadAttachmentErrors, DownloadAttachmentResponses, ExportNoteData, ExportNoteErrors, ExportNoteResponses, GetAttachmentData, GetAttachmentErrors, GetAttachmentResponses, GetIssueData, GetIssueErrors, GetIssueResponses, GetJobData, GetJobErrors, GetJobResponses, GetMeData, GetMeErrors, GetMeResponses, GetNoteData, GetNoteErrors, GetNoteResponses, GetPageData, GetPageErrors, GetPageResponses, GetPageVersionData, GetPageVersionErrors, GetPageVersionResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetTeamData, GetTeamErrors, GetTeamResponses, GetUserData, GetUserErrors, GetUserResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportNoteData, ImportNoteErrors, ImportNoteResponses, ListAppsData, ListAppsErrors, ListAppsResponses, ListAttachmentsData, ListAttachmentsErrors, ListAttachmentsResponses, ListAuthorizationsData, ListAuthorizationsErrors, ListAuthorizationsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListContributorsData, ListContributorsErrors, ListContributorsResponses, ListIssueCommentsData, ListIssueCommentsErrors, ListIssueCommentsResponses, ListIssuesData, ListIssuesErrors, ListIssuesResponses, ListLogsData, ListLogsErrors, ListLogsResponses, ListMyIssuesData, ListMyIssuesErrors, ListMyIssuesResponses, ListNoteCommentsData, ListNoteCommentsErrors, ListNoteCommentsResponses, ListNotesData, ListNotesErrors, ListNotesResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPageCommentsData, ListPageCommentsErrors, ListPageCommentsResponses, ListPagesData, ListPagesErrors, ListPagesResponses, ListPageVersionsData, ListPageVersionsErrors, ListPageVersionsResponses, ListRequestCommentsData, ListRequestCommentsErrors, ListRequestCommentsResponses, ListRequestsData, ListRequestsErrors, ListRequestsResponses, ListTeamNotesData, ListTeamNotesErrors, ListTeamNotesResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsernamesData, ListUsernamesErrors, ListUsernamesResponses, ListUserNotesData, ListUserNotesErrors, ListUserNotesResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, McpMessageData, McpMessageErrors, McpMessageResponses, MergeRequestData, MergeRequestErrors, MergeRequestResponses, OauthAuthorizeData, OauthAuthorizeErrors, OauthAuthorizeResponses, OauthMetadataData, OauthMetadataErrors, OauthMetadataResponses, OauthProtectedResourceData, OauthProtectedResourceErrors, OauthProtectedResourceMcpData, OauthProtectedResourceMcpErrors, OauthProtectedResourceMcpResponses, OauthProtectedResourceResponses, OauthRegisterData, OauthRegisterErrors, OauthRegisterResponses, OauthRevokeData, OauthRevokeErrors, OauthRevokeResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenRequestData, OpenRequestErrors, OpenRequestResponses, PullForkData, PullForkErrors, PullForkResponses, RemoveTeamUserData, RemoveTeamUserErrors, RemoveTeamUserResponses, RestorePageVersionData, RestorePageVersionErrors, RestorePageVersionResponses, RevokeAuthorizationData, RevokeAuthorizationErrors, RevokeAuthorizationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchNotesData, SearchNotesErrors, SearchNotesResponses, StreamEventsData, StreamEventsErrors, StreamEventsResponses, ToggleNotificationData, ToggleNotificationErrors, ToggleNotificationResponses, ToggleNotificationViaPutData, ToggleNotificationViaPutErrors, ToggleNotificationViaPutResponses, UpdateIssueData, UpdateIssueErrors, UpdateIssueResponses, UpdateIssueViaPutData, UpdateIssueViaPutErrors, UpdateIssueViaPutResponses, UpdateNoteData, UpdateNoteErrors, UpdateNoteResponses, UpdateNoteViaPatchData, UpdateNoteViaPatchErrors, UpdateNoteViaPatchResponses, UpdatePageData, UpdatePageErrors, UpdatePageResponses, UpdatePageViaPatchData, UpdatePageViaPatchErrors, UpdatePageViaPatchResponses, UpdateTeamData, UpdateTeamErrors, UpdateTeamResponses, UpdateTeamViaPatchData, UpdateTeamViaPatchErrors, UpdateTeamViaPatchResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1223,6 +1223,90 @@ export const mergeRequest = <ThrowOnError extends boolean = true>(options: Optio
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List the comments on a request
+ *
+ * Comments on the request (`type` = `request`), oldest first: the review's conversation. Same visibility as
+ * `getNote` on the original note (the path's note, where the request is numbered). Each comment embeds the request
+ * as `getRequest` presents it, and a page of the list ends early when those embeddings would pass the list's text
+ * budget (as every list does, `Link` continues it). An addition to the original contract.
+ *
+ * - 404: the note does not exist or is not readable, or it has no request with this index.
+ *
+ */
+export const listRequestComments = <ThrowOnError extends boolean = true>(options: Options<ListRequestCommentsData, ThrowOnError>): RequestResult<ListRequestCommentsResponses, ListRequestCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListRequestCommentsResponses, ListRequestCommentsErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/{team}/{note}/requests/{index}/comments',
+    ...options
+});
+
+/**
+ * Comment on a request
+ *
+ * Anyone who may read the original note may comment on a request to it, whatever the request's state (a merged
+ * or closed request can still be discussed). Mentioned users are notified (`mention`), and so is the request's
+ * author (`comment`), never the commenter, once each (a mention wins); those notifications have `type` =
+ * `request` and embed the request. The answer is the comment, with `type` = `request`, the request embedded and
+ * `mentions` filled. The same 64 KiB limit as every comment (413). The change log, the change stream and webhooks
+ * carry `comment.created` with `comment.on` = `request` and the request's `index`. An addition to the original
+ * contract.
+ *
+ * - 403: the caller's token lacks the `write` scope.
+ * - 404: the note does not exist or is not readable, or it has no request with this index.
+ * - 422 `unknown_user`: a mentioned username does not exist; `cannot_read_note`: it names a user who may not read the note.
+ *
+ */
+export const createRequestComment = <ThrowOnError extends boolean = true>(options: Options<CreateRequestCommentData, ThrowOnError>): RequestResult<CreateRequestCommentResponses, CreateRequestCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateRequestCommentResponses, CreateRequestCommentErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/{team}/{note}/requests/{index}/comments',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a comment on a request
+ *
+ * Its author and managers of the note's team may delete a comment (`can_delete`). An addition to the original
+ * contract.
+ *
+ * - 403: the caller may read the comment but is neither its author nor a manager of the note's team.
+ * - 404: the note does not exist or is not readable, it has no request with this index, or `id` is not a
+ * comment on this request.
+ *
+ */
+export const deleteRequestComment = <ThrowOnError extends boolean = true>(options: Options<DeleteRequestCommentData, ThrowOnError>): RequestResult<DeleteRequestCommentResponses, DeleteRequestCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteRequestCommentResponses, DeleteRequestCommentErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/api/v1/{team}/{note}/requests/{index}/comments/{id}',
+    ...options
 });
 
 /**

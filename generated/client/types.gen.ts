@@ -231,7 +231,8 @@ export type Note = {
 
 /**
  * One thing inside a note that matched a search (`searchNotes`): the note's own title or description, a page (its
- * title or text, markup removed), an issue (title or description) or a comment.
+ * title or text, markup removed), an issue (title or description) or a comment (on the note, a page, an issue or
+ * a request).
  *
  */
 export type SearchMatch = {
@@ -263,9 +264,13 @@ export type SearchMatch = {
      */
     issue_index?: number;
     /**
+     * For a comment on a request, the request's `index` (as in its path).
+     */
+    request_index?: number;
+    /**
      * For a comment, what it is on.
      */
-    comment_on?: 'note' | 'page' | 'issue';
+    comment_on?: 'note' | 'page' | 'issue' | 'request';
 };
 
 /**
@@ -499,8 +504,10 @@ export type DiffResult = {
 };
 
 /**
- * A comment on a note, a page or an issue. Exactly one of `note`, `page`, `issue` is present: the one named by
- * `type`, holding the commented object.
+ * A comment on a note, a page, an issue or a request. Exactly one of `note`, `page`, `issue`, `request` is present:
+ * the one named by `type`, holding the commented object. `request` is an addition to the original contract (the
+ * original named three kinds): only comments on requests have it, and clients that do not read requests' comments
+ * meet it in the activity log's `comment` entries.
  *
  */
 export type Comment = {
@@ -530,7 +537,7 @@ export type Comment = {
     /**
      * Kind of the commented object; names the field that holds it.
      */
-    type: 'note' | 'page' | 'issue';
+    type: 'note' | 'page' | 'issue' | 'request';
     /**
      * The commented note, when `type` is `note`.
      */
@@ -545,6 +552,10 @@ export type Comment = {
      * The commented issue, when `type` is `issue`.
      */
     issue?: Issue;
+    /**
+     * The commented request, when `type` is `request`, as `getRequest` presents it.
+     */
+    request?: Request;
     via?: Via;
     model: 'comment';
 };
@@ -2130,7 +2141,10 @@ export type ChangeEvent = {
     };
     comment?: {
         id: number;
-        on: 'note' | 'page' | 'issue';
+        /**
+         * What the comment is on (with `page`, `issue` or `request` beside it naming which).
+         */
+        on: 'note' | 'page' | 'issue' | 'request';
     };
     issue?: {
         index: number;
@@ -6123,6 +6137,279 @@ export type MergeRequestResponses = {
 };
 
 export type MergeRequestResponse = MergeRequestResponses[keyof MergeRequestResponses];
+
+export type ListRequestCommentsData = {
+    body?: never;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * The note's slug, or its numeric id. A note without a slug is addressed only by its id; a note with a slug may be
+         * addressed by either. Slugs are never all digits, so a digits-only value is always an id.
+         *
+         */
+        note: string;
+        /**
+         * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
+         *
+         */
+        index: number;
+    };
+    query?: {
+        /**
+         * Page of results to return, starting at 1. A page past the end returns `[]`.
+         */
+        page?: number;
+        /**
+         * Items per page of results.
+         */
+        per_page?: number;
+    };
+    url: '/api/v1/{team}/{note}/requests/{index}/comments';
+};
+
+export type ListRequestCommentsErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type ListRequestCommentsError = ListRequestCommentsErrors[keyof ListRequestCommentsErrors];
+
+export type ListRequestCommentsResponses = {
+    /**
+     * One page of the comments.
+     */
+    200: Array<Comment>;
+};
+
+export type ListRequestCommentsResponse = ListRequestCommentsResponses[keyof ListRequestCommentsResponses];
+
+export type CreateRequestCommentData = {
+    body: CommentInput;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * The note's slug, or its numeric id. A note without a slug is addressed only by its id; a note with a slug may be
+         * addressed by either. Slugs are never all digits, so a digits-only value is always an id.
+         *
+         */
+        note: string;
+        /**
+         * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
+         *
+         */
+        index: number;
+    };
+    query?: never;
+    url: '/api/v1/{team}/{note}/requests/{index}/comments';
+};
+
+export type CreateRequestCommentErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The request body is larger than allowed: 2 MiB in general, 25 MiB for an attachment upload
+     * (`payload_too_large`). Nothing was changed.
+     *
+     */
+    413: Problem;
+    /**
+     * The body's `Content-Type` is not one this operation accepts (`unsupported_media_type`).
+     *
+     */
+    415: Problem;
+    /**
+     * The input has a valid shape but cannot be carried out; `code` says why (`page_cycle`, `parent_not_found`,
+     * `tree_too_deep`, `unknown_team`, `unknown_user`, `cannot_read_note`, `reserved_name`, `invalid_name`,
+     * `default_team`, `invalid_base_version`, `at_in_future`, `at_before_note`: see the Problem schema) and the
+     * operation's description lists its cases. `errors` points at the fields. Nothing was changed.
+     *
+     */
+    422: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type CreateRequestCommentError = CreateRequestCommentErrors[keyof CreateRequestCommentErrors];
+
+export type CreateRequestCommentResponses = {
+    /**
+     * The new comment.
+     */
+    200: Comment;
+};
+
+export type CreateRequestCommentResponse = CreateRequestCommentResponses[keyof CreateRequestCommentResponses];
+
+export type DeleteRequestCommentData = {
+    body?: never;
+    path: {
+        /**
+         * Team name: 1-39 characters of `A-Z a-z 0-9 _ -`, starting with a letter or digit, matched case-insensitively
+         * (`A-Z` = `a-z`; any other letter names no team: 404).
+         * Every user has a default team named after the username.
+         *
+         */
+        team: string;
+        /**
+         * The note's slug, or its numeric id. A note without a slug is addressed only by its id; a note with a slug may be
+         * addressed by either. Slugs are never all digits, so a digits-only value is always an id.
+         *
+         */
+        note: string;
+        /**
+         * Per-note sequence number of an issue or a request (they count separately), or per-page version number of a
+         * page history entry. Starts at 1; decimal digits only (anything else, or a number out of range, names nothing:
+         * 404).
+         *
+         */
+        index: number;
+        /**
+         * Numeric id of the object named by the path segment before it, in decimal digits (`0x2`, `1e0` or ` 2` name
+         * nothing: 404). An id out of range names nothing either (404).
+         *
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/api/v1/{team}/{note}/requests/{index}/comments/{id}';
+};
+
+export type DeleteRequestCommentErrors = {
+    /**
+     * Malformed or schema-invalid input: a body that cannot be parsed (`malformed_body`), or a parameter or body field
+     * that does not match this document (`validation_failed`: wrong type, missing required field, unknown field in
+     * an inner object, unknown query parameter, value out of range). `errors` names each offending field. Nothing
+     * was changed.
+     *
+     */
+    400: Problem;
+    /**
+     * No token, or a token that is unknown, revoked or expired (`unauthorized`). Never a redirect.
+     *
+     */
+    401: Problem;
+    /**
+     * The caller may read the object but not do this to it (`forbidden`: role too low, not the author), or the
+     * token is read-scoped and the operation writes (`insufficient_scope`). Objects the caller may not read answer
+     * 404 instead, so that their existence is not revealed.
+     *
+     */
+    403: Problem;
+    /**
+     * An object named in the path does not exist, or the caller may not read it (a private note of a team the caller
+     * is not in answers 404 as if it did not exist; the same holds for everything inside it) (`not_found`).
+     *
+     */
+    404: Problem;
+    /**
+     * The request body is larger than allowed: 2 MiB in general, 25 MiB for an attachment upload
+     * (`payload_too_large`). Nothing was changed.
+     *
+     */
+    413: Problem;
+    /**
+     * The token used up its request allowance for the current window (`rate_limited`). Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    429: Problem;
+    /**
+     * An unexpected error (`internal_error`). The body carries no internals; the `request_id` finds the logged
+     * details.
+     *
+     */
+    500: Problem;
+};
+
+export type DeleteRequestCommentError = DeleteRequestCommentErrors[keyof DeleteRequestCommentErrors];
+
+export type DeleteRequestCommentResponses = {
+    /**
+     * The comment was deleted.
+     */
+    204: void;
+};
+
+export type DeleteRequestCommentResponse = DeleteRequestCommentResponses[keyof DeleteRequestCommentResponses];
 
 export type ListAttachmentsData = {
     body?: never;

@@ -19,7 +19,7 @@ import type { AppServices, HandlerContext, OperationDefinition } from './handler
  */
 const PROPOSAL_WRITES: ReadonlySet<OperationId> = new Set<OperationId>([
   'createPage', 'updatePage', 'updatePageViaPatch', 'createFork', 'createRequest',
-  'createNoteComment', 'createPageComment', 'createIssue', 'createIssueComment',
+  'createNoteComment', 'createPageComment', 'createIssue', 'createIssueComment', 'createRequestComment',
   'markNotificationsRead', 'toggleNotification', 'toggleNotificationViaPut',
 ]);
 

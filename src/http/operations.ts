@@ -9,6 +9,7 @@ import { issueOperations } from '../modules/issues/issues.handlers.ts';
 import { logOperations } from '../modules/logs/logs.handlers.ts';
 import { notificationOperations } from '../modules/notifications/notifications.handlers.ts';
 import { issueCommentOperations } from '../modules/comments/issue-comments.handlers.ts';
+import { requestCommentOperations } from '../modules/comments/request-comments.handlers.ts';
 import { noteCommentOperations } from '../modules/comments/note-comments.handlers.ts';
 import { pageCommentOperations } from '../modules/comments/page-comments.handlers.ts';
 import { oauthOperations } from '../modules/oauth/oauth.handlers.ts';
@@ -36,6 +37,7 @@ export const operations: OperationTable = {
   ...versionOperations,
   ...issueOperations,
   ...issueCommentOperations,
+  ...requestCommentOperations,
   ...oauthOperations,
   ...attachmentOperations,
   ...forkOperations,

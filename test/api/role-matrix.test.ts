@@ -168,13 +168,14 @@ async function prepare(operationId: string, actor: Actor | undefined): Promise<S
   const state = clone(base);
   state.createdNotes = [unique()];
   state.createdTeams = [unique()];
-  for (const key of ['createdPages', 'createdComments', 'createdIssues', 'createdNoteComments', 'createdIssueComments', 'createdApps', 'spareTokens', 'grantedApps'] as const) state[key] = [];
+  for (const key of ['createdPages', 'createdComments', 'createdIssues', 'createdNoteComments', 'createdIssueComments', 'createdRequestComments', 'createdApps', 'spareTokens', 'grantedApps'] as const) state[key] = [];
   const { author, manager } = cast;
   const owner = actor ?? manager;
   switch (operationId) {
     case 'deleteIssue': await make('createIssue', state, author); break;
     case 'deleteNoteComment': await make('createNoteComment', state, author); break;
     case 'deleteIssueComment': await make('createIssueComment', state, author); break;
+    case 'deleteRequestComment': await make('createRequestComment', state, author); break;
     case 'deletePageComment': await make('createPageComment', state, author); break;
     case 'deleteAttachment': state.createdAttachments = []; await make('createAttachment', state, author); break;
     case 'deleteWebhook': state.createdWebhooks = []; await make('createWebhook', state, manager); break;

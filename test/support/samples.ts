@@ -22,6 +22,7 @@ export type State = {
   createdIssues: number[];
   createdNoteComments: number[];
   createdIssueComments: number[];
+  createdRequestComments: number[];
   createdAttachments: number[];
   notificationId: number;
   extraUsers: { id: number; username: string }[];
@@ -102,6 +103,8 @@ export const SAMPLES: [operationId: string, sample: (state: State, n: number) =>
   ['closeRequest', (state, n) => ({ method: 'PUT', path: `${NOTE}/requests/${state.transitionRequests[n]}/close` })],
   ['openRequest', (state, n) => ({ method: 'PUT', path: `${NOTE}/requests/${state.transitionRequests[n]}/open` })],
   ['mergeRequest', (state, n) => ({ method: 'PUT', path: `${NOTE}/requests/${state.mergeRequests[n]}/merge` })],
+  ['listRequestComments', () => ({ method: 'GET', path: `${NOTE}/requests/1/comments` })],
+  ['createRequestComment', (_, n) => ({ method: 'POST', path: `${NOTE}/requests/1/comments`, form: { 'comment[comment]': `On the request (${n}), @manager`, 'mentions[]': 'manager' } })],
   ['listChecks', () => ({ method: 'GET', path: '/api/v1/checks?type=pull' })],
   // an import of a file that is not a zip: answered 202, its job fails after the answer
   ['importNote', (_, n) => ({ method: 'POST', path: '/api/v1/teams/writers/imports', file: { filename: `note-${n}.zip`, data: `not a zip ${n}` } })],
@@ -137,6 +140,7 @@ export const SAMPLES: [operationId: string, sample: (state: State, n: number) =>
   ['deleteAttachment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/attachments/${state.createdAttachments[n]}` })],
   ['deleteNoteComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/comments/${state.createdNoteComments[n]}` })],
   ['deleteIssueComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/issues/1/comments/${state.createdIssueComments[n]}` })],
+  ['deleteRequestComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/requests/1/comments/${state.createdRequestComments[n]}` })],
   ['deletePageComment', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.pageId}/comments/${state.createdComments[n]}` })],
   ['deletePage', (state, n) => ({ method: 'DELETE', path: `${NOTE}/${state.createdPages[n]}` })],
   ['deleteNote', (state, n) => ({ method: 'DELETE', path: `/api/v1/writers/${state.createdNotes[n]}` })],
@@ -230,6 +234,7 @@ export function remember(operationId: string, state: State, body: Record<string,
   if (operationId === 'createIssue') state.createdIssues.push(body.index as number);
   if (operationId === 'createNoteComment') state.createdNoteComments.push(body.id as number);
   if (operationId === 'createIssueComment') state.createdIssueComments.push(body.id as number);
+  if (operationId === 'createRequestComment') state.createdRequestComments.push(body.id as number);
   if (operationId === 'createAttachment') state.createdAttachments.push(Number(String(body.filelink).split('/').pop()));
   if (operationId === 'updateTeam' || operationId === 'updateTeamViaPatch') state.spareTeam = `spare${(state.renames += 1)}`;
 }
@@ -284,6 +289,7 @@ export async function seedSampleWorld(app: TestApp): Promise<SampleWorld> {
     createdIssues: [],
     createdNoteComments: [],
     createdIssueComments: [],
+    createdRequestComments: [],
     createdAttachments: [],
     notificationId: notifications[0]!.id,
     extraUsers: extraUsers.map(({ user }) => ({ id: user.id, username: user.username })),

@@ -1,4 +1,4 @@
-// What the three kinds of comment operation share (on a note, a page, an issue): list one page of the comments on
+// What the four kinds of comment operation share (on a note, a page, an issue, a request): list one page of the comments on
 // the commented object, comment on it, delete a comment of it. Each handler names its object and how the object is
 // presented inside its comments (presented once per answer, only when there is a comment to embed it in).
 import { actorOf } from '../access/caller.ts';
@@ -22,12 +22,15 @@ const callerOf = (scope: Scope) => ({ id: scope.caller.user.id, role: scope.role
 /**
  * The long text of the commented object as each comment embeds it, in bytes: the note's description (sent as
  * `description_html`), and an issue's description (sent as `description` and `description_html`). A page is
- * embedded without its content.
+ * embedded without its content. A request (its pages' diffs) is presented before the list is read, and measured.
  */
 function embeddedTextBytes(note: Note, target: CommentedObject): number {
   const description = (text: string | null | undefined) => Buffer.byteLength(text ?? '', 'utf8');
   return description(note.description) + (target.type === 'issue' ? 2 * description(target.issue.description) : 0);
 }
+
+/** The bytes a presented request adds to each comment that embeds it (its pages' diffs can be long): measured. */
+const presentedBytes = (target: CommentTarget) => (target.type === 'request' ? Buffer.byteLength(JSON.stringify(target.request), 'utf8') : 0);
 
 /** One page of the comments on `target`, oldest first, with its place in the list (the pagination headers). */
 export async function listCommentsOn(
@@ -39,13 +42,15 @@ export async function listCommentsOn(
 ): Promise<Answer<CommentBody[]>> {
   // a page of results ends early at LIMIT_LIST_TEXT_BYTES of text: each comment's body, and the text of the commented
   // object that every comment embeds (one object in memory, json.ts `shared`, but sent in each comment)
+  const presentedFirst = target.type === 'request' ? await presentTarget() : undefined;
+  const embedded = embeddedTextBytes(scope.note, target) + (presentedFirst ? presentedBytes(presentedFirst) : 0);
   const { items: comments, total, page } = await findBudgeted(context.em, Comment, commentsOn(scope.note, target), {
     populate: ['user'],
     orderBy: oldestFirst,
-  }, `${COMMENT_TEXT_BYTES} + ${embeddedTextBytes(scope.note, target)}`, listBudget(context, query));
+  }, `${COMMENT_TEXT_BYTES} + ${embedded}`, listBudget(context, query));
   const list = listPlace(page, total);
   if (comments.length === 0) return answerWith([], { list });
-  const views = await loadCommentViews(context.em, callerOf(scope), comments, await presentTarget());
+  const views = await loadCommentViews(context.em, callerOf(scope), comments, presentedFirst ?? await presentTarget());
   return answerWith(views.map((view) => presentComment(view, context.urls)), { list });
 }
 

@@ -1,7 +1,7 @@
 import type { Comment as CommentBody } from '../../../generated/client/types.gen.ts';
 import type { Urls } from '../../http/urls.ts';
 import { can, type Role } from '../access/policy.ts';
-import type { Issue as IssueBody, Note as NoteBody } from '../../../generated/client/types.gen.ts';
+import type { Issue as IssueBody, Note as NoteBody, Request as RequestBody } from '../../../generated/client/types.gen.ts';
 import { presentPageReference, type PageView } from '../pages/page.presenter.ts';
 import { presentUser } from '../users/user.presenter.ts';
 import type { User } from '../users/user.entity.ts';
@@ -12,9 +12,9 @@ import { presentVia } from '../oauth/oauth.presenter.ts';
  * The commented object as presented, named by the comment's `type`; each kind of comment adds its own variant here
  * (and to `presentTarget`). The note arrives already presented: every comment of a list shares it.
  */
-export type CommentTarget = { type: 'page'; page: PageView } | { type: 'note'; note: NoteBody } | { type: 'issue'; issue: IssueBody };
+export type CommentTarget = { type: 'page'; page: PageView } | { type: 'note'; note: NoteBody } | { type: 'issue'; issue: IssueBody } | { type: 'request'; request: RequestBody };
 
-function presentTarget(target: CommentTarget, urls: Urls): Pick<CommentBody, 'type' | 'note' | 'page' | 'issue'> {
+function presentTarget(target: CommentTarget, urls: Urls): Pick<CommentBody, 'type' | 'note' | 'page' | 'issue' | 'request'> {
   switch (target.type) {
     case 'page':
       return { type: 'page', page: presentPageReference(target.page, urls) };
@@ -22,6 +22,8 @@ function presentTarget(target: CommentTarget, urls: Urls): Pick<CommentBody, 'ty
       return { type: 'note', note: target.note };
     case 'issue':
       return { type: 'issue', issue: target.issue };
+    case 'request':
+      return { type: 'request', request: target.request };
   }
 }
 

@@ -60,7 +60,7 @@ async function findMentionedUsers(em: EntityManager, usernames: readonly string[
 }
 
 /**
- * A comment on `target` (the note itself, one of its pages or one of its issues), with its mentions (the users
+ * A comment on `target` (the note itself, one of its pages, issues or requests), with its mentions (the users
  * found, for presenting it). The size limit, the mention checks and the event are the same for every kind.
  */
 export async function createComment(em: EntityManager, author: Actor, note: Note, target: CommentedObject, input: NewComment): Promise<{ comment: Comment; mentioned: User[] }> {
@@ -72,6 +72,7 @@ export async function createComment(em: EntityManager, author: Actor, note: Note
       note: note.id,
       page: target.type === 'page' ? target.page.id : null,
       issue: target.type === 'issue' ? target.issue.id : null,
+      request: target.type === 'request' ? target.request.id : null,
       user: author.id,
       body: input.comment,
       mentions: mentioned.map((user) => user.id),
@@ -110,6 +111,8 @@ export function commentsOn(note: Note, target: CommentedObject) {
       return { type: 'note' as const, note: note.id };
     case 'issue':
       return { type: 'issue' as const, issue: target.issue.id };
+    case 'request':
+      return { type: 'request' as const, request: target.request.id };
   }
 }
 

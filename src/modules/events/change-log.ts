@@ -39,6 +39,7 @@ export function dataOf(event: DomainEvent): ChangeData {
         on: target.type,
         ...(target.type === 'page' ? { page_id: target.page.id } : {}),
         ...(target.type === 'issue' ? { issue_id: target.issue.id, issue_index: target.issue.index } : {}),
+        ...(target.type === 'request' ? { request_id: target.request.id, request_index: target.request.index } : {}),
       };
     }
     case 'issue.created':

@@ -111,7 +111,7 @@ export function presentEvent(change: ChangeRow, context: EventContext, urls: Url
   const issueIndex = numberOf(data.issue_index);
   if (issueIndex !== undefined) event.issue = { index: issueIndex };
   const commentId = numberOf(data.comment_id);
-  if (commentId !== undefined) event.comment = { id: commentId, on: data.on as 'note' | 'page' | 'issue' };
+  if (commentId !== undefined) event.comment = { id: commentId, on: data.on as 'note' | 'page' | 'issue' | 'request' };
   const attachmentId = numberOf(data.attachment_id);
   if (attachmentId !== undefined) event.attachment = { id: attachmentId };
   const requestIndex = numberOf(data.request_index);

@@ -1,6 +1,7 @@
 // The activity log: one row per change a user makes, written from the domain events in the same transaction as the
 // change. `summary` keeps what describes the object (its title, and for a note whether it was private), so an entry
 // stays readable, by those who could read the object, after the object is gone.
+import { requestLabel } from '../requests/request.presenter.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import type { CommentedObject } from '../comments/comment.entity.ts';
@@ -34,7 +35,8 @@ function commentedSummary(note: Note, target: CommentedObject): Record<string, u
     case 'page':
       return { on: 'page', page_id: target.page.id, title: target.page.title };
     case 'issue':
-      return { on: 'issue', issue_id: target.issue.id, index: target.issue.index, title: target.issue.title };
+      return { on: 'issue', issue_id: target.issue.id, index: target.issue.index, title: target.issue.title };    case 'request':
+      return { on: 'request', request_id: target.request.id, index: target.request.index, title: requestLabel(target.request.index) };
   }
 }
 
@@ -74,6 +76,7 @@ function entryFor(event: DomainEvent): Entry {
         teamId: event.note.team.id,
         noteId: event.note.id,
         issueId: event.target.type === 'issue' ? event.target.issue.id : null,
+        requestId: event.target.type === 'request' ? event.target.request.id : null,
         commentId: event.type === 'comment.deleted' ? null : event.comment.id,
         summary: { comment_id: event.comment.id, ...commentedSummary(event.note, event.target) },
       };

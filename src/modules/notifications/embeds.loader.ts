@@ -57,6 +57,7 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     ids.notes.add(comment.note.id);
     if (comment.page) ids.pages.add(comment.page.id);
     if (comment.issue) ids.issues.add(comment.issue.id);
+    if (comment.request) ids.requests.add(comment.request.id);
   }
   const attachments = ids.attachments.size === 0 ? [] : await em.find(Attachment, { id: { $in: list(ids.attachments) } });
   for (const attachment of attachments) ids.notes.add(attachment.note.id);
@@ -90,6 +91,10 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     }, urls)));
   }
 
+  // requests as their own operations present them (their notes, pages and merge state, for a whole list at once)
+  const requests = ids.requests.size === 0 ? [] : await em.find(MergeRequest, { id: { $in: list(ids.requests) } }, { populate: requestRelations });
+  const requestBodies = new Map((await loadRequestViews(reader, requests)).map((view) => [view.request.id, shared(presentRequest(view, urls))]));
+
   const commentBodies = new Map<number, CommentBody>();
   for (const comment of comments) {
     const noteView = noteViews.get(comment.note.id);
@@ -99,6 +104,7 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     if (comment.type === 'note') target = { type: 'note', note: noteBody };
     else if (comment.type === 'page' && comment.page && pageViews.has(comment.page.id)) target = { type: 'page', page: pageViews.get(comment.page.id)! };
     else if (comment.type === 'issue' && comment.issue && issueBodies.has(comment.issue.id)) target = { type: 'issue', issue: issueBodies.get(comment.issue.id)! };
+    else if (comment.type === 'request' && comment.request && requestBodies.has(comment.request.id)) target = { type: 'request', request: requestBodies.get(comment.request.id)! };
     if (!target) continue;
     commentBodies.set(comment.id, presentComment({
       comment,
@@ -114,10 +120,6 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     const note = noteBodies.get(attachment.note.id);
     if (note) attachmentBodies.set(attachment.id, shared(presentAttachment(attachment, note, urls)));
   }
-
-  // requests as their own operations present them (their notes, pages and merge state, for a whole list at once)
-  const requests = ids.requests.size === 0 ? [] : await em.find(MergeRequest, { id: { $in: list(ids.requests) } }, { populate: requestRelations });
-  const requestBodies = new Map((await loadRequestViews(reader, requests)).map((view) => [view.request.id, shared(presentRequest(view, urls))]));
 
   const teams = ids.teams.size === 0 ? [] : await em.find(Team, { id: { $in: list(ids.teams) } });
   const members = await membersOf(reader, teams.map((team) => team.id));

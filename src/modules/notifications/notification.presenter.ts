@@ -55,7 +55,7 @@ export function presentNotification(notification: Notification, embeds: Embeds, 
   const fromUser = embeds.users.get(notification.fromUser.id);
   if (!note || !fromUser) return undefined;
   const objects = notificationObjects[notification.type](notification, embeds);
-  const objectTitle = objects.page?.title ?? objects.issue?.label ?? note.title;
+  const objectTitle = objects.page?.title ?? objects.issue?.label ?? objects.request?.label ?? note.title;
   const title = titles[reader.language][notification.event]?.({ who: fromUser.name || fromUser.username, note: note.title, object: objectTitle }) ?? notification.title;
   return {
     id: notification.id,

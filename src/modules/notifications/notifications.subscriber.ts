@@ -1,6 +1,7 @@
 // Producing notifications, from the domain events the services record (in the same transaction). Who hears of what
 // lives here and nowhere else. Never for one's own actions, at most one notification per user per change, and all
 // the notifications of one change written in one statement however many users they go to.
+import { requestLabel } from '../requests/request.presenter.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentTime } from '../../db/timestamps.ts';
 import { can } from '../access/policy.ts';
@@ -65,11 +66,11 @@ async function notifyNewNote(em: EntityManager, note: Note, author: Actor): Prom
   await notify(em, author, { type: 'note', note }, memberships.map((membership) => ({ userId: membership.user.id, event: 'new_note', title })));
 }
 
-type CommentedSummary = { authorId: number | undefined; title: string; pageId: number | null; issueId: number | null };
+type CommentedSummary = { authorId: number | undefined; title: string; pageId: number | null; issueId: number | null; requestId?: number };
 
 /**
  * Who wrote the commented object (the one told of a `comment` on it), and its title, per kind of commented object:
- * a note's author, whoever wrote a page's first version, an issue's creator.
+ * a note's author, whoever wrote a page's first version, an issue's creator, a request's author.
  */
 async function commentedObject(em: EntityManager, note: Note, target: CommentedObject): Promise<CommentedSummary> {
   switch (target.type) {
@@ -80,7 +81,8 @@ async function commentedObject(em: EntityManager, note: Note, target: CommentedO
       return { authorId: firstVersion?.user.id, title: target.page.title, pageId: target.page.id, issueId: null };
     }
     case 'issue':
-      return { authorId: target.issue.fromUser.id, title: issueLabel(target.issue), pageId: null, issueId: target.issue.id };
+      return { authorId: target.issue.fromUser.id, title: issueLabel(target.issue), pageId: null, issueId: target.issue.id };    case 'request':
+      return { authorId: target.request.user.id, title: requestLabel(target.request.index), pageId: null, issueId: null, requestId: target.request.id };
   }
 }
 
@@ -97,7 +99,7 @@ async function notifyComment(em: EntityManager, comment: Comment, note: Note, ta
     const role = (await rolesOfUsersInTeam(em, note.team.id, [authorId])).get(authorId);
     if (can('note.read', { role, callerId: authorId }, note)) recipients.push({ userId: authorId, event: 'comment', title: `${who} commented on "${object.title}"` });
   }
-  await notify(em, author, { type: target.type, note, pageId: object.pageId, issueId: object.issueId, commentId: comment.id }, recipients);
+  await notify(em, author, { type: target.type, note, pageId: object.pageId, issueId: object.issueId, requestId: object.requestId ?? null, commentId: comment.id }, recipients);
 }
 
 /** `assign`: the user an issue was just assigned to hears of it, unless they assigned it to themselves. */

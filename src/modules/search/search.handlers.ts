@@ -20,6 +20,7 @@ function presentMatch(match: MatchRow, terms: readonly string[]): SearchMatch {
   };
   if (match.pageId !== null) body.page_id = match.pageId;
   if (match.issueIndex !== null) body.issue_index = match.issueIndex;
+  if (match.requestIndex !== null) body.request_index = match.requestIndex;
   if (match.commentOn !== null) body.comment_on = match.commentOn;
   return body;
 }

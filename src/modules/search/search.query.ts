@@ -47,8 +47,9 @@ export type MatchRow = {
   /** Where the match is: the page (a page, or a comment on one), the issue (an issue, or a comment on one). */
   pageId: number | null;
   issueIndex: number | null;
+  requestIndex: number | null;
   /** What a comment is on. */
-  commentOn: 'note' | 'page' | 'issue' | null;
+  commentOn: 'note' | 'page' | 'issue' | 'request' | null;
 };
 
 /**
@@ -110,6 +111,7 @@ export async function searchIndex(em: EntityManager, callerId: number, request: 
       cutBefore: row.cut_before,
       pageId: row.page_id,
       issueIndex: row.issue_index,
+      requestIndex: row.request_index,
       commentOn: row.comment_on,
     });
   }

@@ -290,7 +290,7 @@ counted as (
 with ${shownAndCounted}
 select k.total, k.bounded, k.per_page, o.note_id, o.kind, o.object_id, o.title,
        o."window", o.start > 1 as cut_before,
-       coalesce(o.page_id, c.page_id) as page_id, i.index as issue_index, c.type as comment_on,
+       coalesce(o.page_id, c.page_id) as page_id, i.index as issue_index, rq.index as request_index, c.type as comment_on,
        ${noteColumns}
   from counted k
   left join located o on true
@@ -299,6 +299,7 @@ select k.total, k.bounded, k.per_page, o.note_id, o.kind, o.object_id, o.title,
   left join teams t on t.id = n.team_id
   left join comments c on o.kind = 'comment' and c.id = o.object_id
   left join issues i on i.id = coalesce(o.issue_id, c.issue_id)
+  left join requests rq on rq.id = c.request_id
  order by o.position, o.place`;
 }
 
@@ -340,7 +341,8 @@ export type SearchRow = Record<string, unknown> & {
   cut_before: boolean;
   page_id: number | null;
   issue_index: number | null;
-  comment_on: 'note' | 'page' | 'issue' | null;
+  request_index: number | null;
+  comment_on: 'note' | 'page' | 'issue' | 'request' | null;
 };
 
 /** What a search statement is asked: the caller, the query's tokens and terms, the narrowing and the page. */
