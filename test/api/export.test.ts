@@ -90,7 +90,8 @@ async function noteWithHistory() {
   const uploaded = await member.client.post(`${upstreamPath}/attachments`, { raw: { body: multipartBody([{ name: 'file', filename: 'notes.bin', data }]), contentType: MULTIPART } });
   expect(uploaded.status, uploaded.text).toBe(200);
   const proposed = await runbook.editFork(runbook.forkDeploy, '<h1>Deploy</h1><p>proposed</p>');
-  await runbook.request([proposed], { request: { description: 'please' } });
+  const request = await runbook.request([proposed], { request: { description: 'please' } });
+  expect((await manager.client.post(`${upstreamPath}/requests/${request.index}/comments`, { json: { comment: { comment: 'looks right' } } })).status).toBe(200);
   return { ...runbook, guide, setup, table, doomed, data };
 }
 
@@ -160,6 +161,7 @@ describe('exportNote', () => {
     expect(noteJson.requests).toHaveLength(1);
     const [request] = noteJson.requests;
     expect(request).toMatchObject({ index: 1, status: 'opened', from: { team: world.fork.team.name, note: String(world.fork.id) } });
+    expect(request.comments.map((comment: any) => [comment.body, comment.author.username])).toEqual([['looks right', cast.manager.user.username]]);
     expect(request.pages).toHaveLength(1);
     expect(request.pages[0]).toMatchObject({ type: 'update', page: world.deploy.id, title: 'Deploy', content_file: 'requests/1/1.html' });
     expect(zip.files.get('requests/1/1.html')?.toString('utf8')).toBe('<h1>Deploy</h1><p>proposed</p>');

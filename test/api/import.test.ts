@@ -124,11 +124,13 @@ describe('importNote', () => {
     const tags = await rows('select t.name from issue_tags it join tags t on t.id = it.tag_id where it.issue_id = ? order by it.added_order', [issues[0].id]);
     expect(tags.map((tag) => tag.name)).toEqual(['docs', 'bug']);
 
-    const comments = await rows('select id, type, page_id, issue_id, user_id, imported_author, body from comments where note_id = ? order by created_at, id', [noteId]);
-    expect(comments.map((comment) => [comment.type, comment.page_id, comment.issue_id, comment.body])).toEqual([
-      ['page', home.id, null, '<p>Nice, @someone</p>'],
-      ['issue', null, issues[0].id, '<p>on it</p>'],
-      ['note', null, null, '<p>a note comment</p>'],
+    const comments = await rows('select id, type, page_id, issue_id, request_id, user_id, imported_author, body from comments where note_id = ? order by created_at, id', [noteId]);
+    const [requestTwo] = await rows('select id from requests where to_note_id = ? and index = 2', [noteId]);
+    expect(comments.map((comment) => [comment.type, comment.page_id, comment.issue_id, comment.request_id, comment.body])).toEqual([
+      ['page', home.id, null, null, '<p>Nice, @someone</p>'],
+      ['issue', null, issues[0].id, null, '<p>on it</p>'],
+      ['note', null, null, null, '<p>a note comment</p>'],
+      ['request', null, null, requestTwo.id, '<p>why this home?</p>'],
     ]);
     expect(comments[2].imported_author).toEqual({ username: 'ghost-writer', name: 'Ghost Writer' });
     const mentions = await rows('select user_id from comment_mentions where comment_id = ?', [comments[0].id]);
@@ -466,7 +468,9 @@ describe('round trip: export -> import -> export', () => {
     expect((await member.client.post(`${upstreamPath}/comments`, { json: { comment: { comment: 'on the note' } } })).status).toBe(200);
     const uploaded = await member.client.post(`${upstreamPath}/attachments`, { raw: { body: multipartBody([{ name: 'file', filename: 'notes.bin', data: 'round trip bytes' }]), contentType: MULTIPART } });
     expect(uploaded.status, uploaded.text).toBe(200);
-    await runbook.request([await runbook.editFork(runbook.forkDeploy, '<h1>Deploy</h1><p>proposed</p>')]);
+    const request = await runbook.request([await runbook.editFork(runbook.forkDeploy, '<h1>Deploy</h1><p>proposed</p>')]);
+    const reviewed = await manager.client.post(`${upstreamPath}/requests/${request.index}/comments`, { json: { comment: { comment: 'why?' }, mentions: [member.user.username] } });
+    expect(reviewed.status, reviewed.text).toBe(200);
 
     first = await exportOf(manager, upstreamPath);
     const job = await importArchive(manager, first.zip, [{ name: 'name', data: 'round-trip' }]);
@@ -476,6 +480,7 @@ describe('round trip: export -> import -> export', () => {
 
   it('gives the same note.json, except ids, the export time and the team', () => {
     expect(second.noteJson.requests).toHaveLength(1);
+    expect(second.noteJson.requests[0].comments).toMatchObject([{ body: 'why?', mentions: [member.user.username] }]);
     expect(comparable(second.noteJson)).toEqual(comparable(first.noteJson));
   });
 

@@ -238,11 +238,15 @@ const commentColumns = (owner: string) => `${owner} as owner, c.id as comment_id
              where m.comment_id = c.id), '[]'::json) as mentions,
   ${iso('c.created_at')} as created_at, ${iso('c.updated_at')} as updated_at, c.via_app`;
 
-/** Comments of `type` in the note, ordered by what they belong to (`owner`: a page id, an issue's index, 0 for the note). */
-export function commentsQuery(noteId: number, type: 'note' | 'page' | 'issue'): KeysetQuery {
-  const owner = type === 'note' ? '0::int' : type === 'page' ? 'c.page_id' : 'i.index';
+/**
+ * Comments of `type` in the note, ordered by what they belong to (`owner`: a page id, an issue's or a request's index,
+ * 0 for the note).
+ */
+export function commentsQuery(noteId: number, type: 'note' | 'page' | 'issue' | 'request'): KeysetQuery {
+  const owner = { note: '0::int', page: 'c.page_id', issue: 'i.index', request: 'r.index' }[type];
+  const join = { note: '', page: '', issue: 'join issues i on i.id = c.issue_id', request: 'join requests r on r.id = c.request_id' }[type];
   return {
-    from: `from comments c join users u on u.id = c.user_id ${type === 'issue' ? 'join issues i on i.id = c.issue_id' : ''}
+    from: `from comments c join users u on u.id = c.user_id ${join}
       where c.note_id = ? and c.type = ?`,
     params: [noteId, type],
     key: [owner, 'c.id'],

@@ -102,7 +102,7 @@ function requestPage(row: RequestPageRow, entry: number) {
   });
 }
 
-async function* request(row: RequestRow, pages: KeysetCursor<RequestPageRow>): AsyncGenerator<string> {
+async function* request(row: RequestRow, pages: KeysetCursor<RequestPageRow>, comments: KeysetCursor<CommentRow>): AsyncGenerator<string> {
   const head = json({
     index: row.index, status: row.status, is_wip: row.is_wip, description: row.description, author: row.author, from: row.from,
     created_at: row.created_at, updated_at: row.updated_at, closed_at: row.closed_at, merged_at: row.merged_at, merged_by: row.merged_by,
@@ -111,7 +111,9 @@ async function* request(row: RequestRow, pages: KeysetCursor<RequestPageRow>): A
   yield `${head.slice(0, -1)},"pages":`;
   let entry = 0;
   yield* array(pages.rowsWhile((p) => p.request === row.index), (p) => requestPage(p, (entry += 1)));
-  yield `,"attachments":${json(row.attachments)}}`;
+  yield `,"attachments":${json(row.attachments)},"comments":`;
+  yield* array(comments.rowsWhile((c) => c.owner === row.index), comment);
+  yield '}';
 }
 
 function attachment(row: AttachmentRow) {
@@ -156,7 +158,8 @@ export async function* noteJson(em: EntityManager, noteId: number, bounds: Expor
 
   yield ',\n"requests":';
   const requestPages = cursor<RequestPageRow>(requestPagesQuery(noteId, bounds), (row) => [row.request, row.entry_id]);
-  yield* array(cursor<RequestRow>(requestsQuery(noteId), (row) => [row.index]).rows(), (row) => request(row, requestPages));
+  const requestComments = cursor<CommentRow>(commentsQuery(noteId, 'request'), (row) => [row.owner, row.comment_id]);
+  yield* array(cursor<RequestRow>(requestsQuery(noteId), (row) => [row.index]).rows(), (row) => request(row, requestPages, requestComments));
 
   yield ',\n"attachments":';
   yield* array(cursor<AttachmentRow>(attachmentsQuery(noteId, bounds), (row) => [row.attachment_id]).rows(), attachment);

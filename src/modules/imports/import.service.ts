@@ -117,15 +117,14 @@ async function authorsOf(em: EntityManager, data: NoteExport, importerId: number
   const names = new Set<string>();
   const add = (user: ExportUser | null) => user && names.add(user.username);
   add(data.note.author);
-  for (const page of data.pages) {
-    for (const version of page.versions) add(version.author);
-    for (const comment of page.comments) add(comment.author);
-  }
-  for (const issue of data.issues) [issue.author, issue.assignee, ...issue.comments.map((comment) => comment.author)].forEach(add);
-  for (const comment of data.comments) add(comment.author);
+  for (const page of data.pages) for (const version of page.versions) add(version.author);
+  for (const issue of data.issues) [issue.author, issue.assignee].forEach(add);
   for (const request of data.requests) [request.author, request.merged_by].forEach(add);
   for (const attachment of data.attachments) add(attachment.author);
-  for (const comment of allComments(data)) for (const mention of comment.mentions) names.add(mention);
+  for (const comment of allComments(data)) {
+    add(comment.author);
+    for (const mention of comment.mentions) names.add(mention);
+  }
   const found = await usersByUsername(em, [...names]);
   return (user) => {
     const id = found.get(user.username.toLowerCase());
@@ -134,7 +133,10 @@ async function authorsOf(em: EntityManager, data: NoteExport, importerId: number
 }
 
 function allComments(data: NoteExport) {
-  return [...data.comments, ...data.pages.flatMap((page) => page.comments), ...data.issues.flatMap((issue) => issue.comments)];
+  return [
+    ...data.comments, ...data.pages.flatMap((page) => page.comments), ...data.issues.flatMap((issue) => issue.comments),
+    ...data.requests.flatMap((request) => request.comments ?? []),
+  ];
 }
 
 /** An existing user's id for a username, or undefined (mentions of users not here are left out). */
@@ -182,7 +184,7 @@ async function writeNote(
         position: place.position, title: place.title, present: place.present, since: place.since,
       }))));
       options.onProgress(92);
-      await writeIssuesAndComments(tx, data, { noteId: noteId!, pageIds, presentIds, authors });
+      await writeIssuesAndComments(tx, data, { noteId: noteId!, pageIds, presentIds, authors, requestIds });
       const attachmentIds = await writeAttachments(tx, storage, data, noteId!, authors, extracted, stored);
       await writeRequests.pages(tx, archive, data, { noteId: noteId!, pageIds, presentIds, requestIds, versionIds, attachmentIds, maxBytes: options.limits.pageContentBytes });
       await continueCounters(tx, noteId!, Math.max(0, ...data.issues.map((issue) => issue.index)), Math.max(0, ...data.requests.map((request) => request.index)));
@@ -300,15 +302,15 @@ const ISSUE_COLUMNS = {
   from_user_id: 'int', to_user_id: 'int', created_at: 'timestamptz', updated_at: 'timestamptz', via_app: 'text', imported_author: 'jsonb',
 };
 const COMMENT_COLUMNS = {
-  id: 'int', type: 'text', note_id: 'int', page_id: 'int', issue_id: 'int', user_id: 'int', body: 'text', created_at: 'timestamptz',
+  id: 'int', type: 'text', note_id: 'int', page_id: 'int', issue_id: 'int', request_id: 'int', user_id: 'int', body: 'text', created_at: 'timestamptz',
   updated_at: 'timestamptz', via_app: 'text', imported_author: 'jsonb',
 };
 
-/** Tags, issues (with their tags in order), and the note's, pages' and issues' comments with their mentions. */
+/** Tags, issues (with their tags in order), and the note's, pages', issues' and requests' comments with their mentions. */
 async function writeIssuesAndComments(
   tx: EntityManager,
   data: NoteExport,
-  context: Pick<Context, 'noteId' | 'pageIds' | 'presentIds' | 'authors'>,
+  context: Pick<Context, 'noteId' | 'pageIds' | 'presentIds' | 'authors' | 'requestIds'>,
 ): Promise<void> {
   const { noteId, authors } = context;
   const tagIds = await takeIds(tx, 'tags', data.tags.length);
@@ -328,16 +330,17 @@ async function writeIssuesAndComments(
     issue.tags.map((tag) => ({ issue_id: issueIds[at], tag_id: tagByKey.get(foldCase(tag)) }))));
   // comments on pages deleted since have no page to belong to (comments.page_id refers to a live page): left out
   const targets = [
-    ...data.comments.map((comment) => ({ comment, type: 'note', page_id: null as number | null | undefined, issue_id: null as number | null })),
+    ...data.comments.map((comment) => ({ comment, type: 'note', page_id: null as number | null | undefined, issue_id: null as number | null, request_id: null as number | null })),
     ...data.pages.filter((page) => context.presentIds.has(page.id))
-      .flatMap((page) => page.comments.map((comment) => ({ comment, type: 'page', page_id: context.pageIds.get(page.id), issue_id: null }))),
-    ...data.issues.flatMap((issue, at) => issue.comments.map((comment) => ({ comment, type: 'issue', page_id: null, issue_id: issueIds[at]! }))),
+      .flatMap((page) => page.comments.map((comment) => ({ comment, type: 'page', page_id: context.pageIds.get(page.id), issue_id: null, request_id: null }))),
+    ...data.issues.flatMap((issue, at) => issue.comments.map((comment) => ({ comment, type: 'issue', page_id: null, issue_id: issueIds[at]!, request_id: null }))),
+    ...data.requests.flatMap((request) => (request.comments ?? []).map((comment) => ({ comment, type: 'request', page_id: null, issue_id: null, request_id: context.requestIds.get(request.index)! }))),
   ].sort((a, b) => Date.parse(a.comment.created_at) - Date.parse(b.comment.created_at));
   const commentIds = await takeIds(tx, 'comments', targets.length);
-  await insertRows(tx, 'comments', COMMENT_COLUMNS, targets.map(({ comment, type, page_id, issue_id }, at) => {
+  await insertRows(tx, 'comments', COMMENT_COLUMNS, targets.map(({ comment, type, page_id, issue_id, request_id }, at) => {
     const author = authors(comment.author);
     return {
-      id: commentIds[at], type, note_id: noteId, page_id, issue_id, user_id: author.user_id, body: comment.body, created_at: comment.created_at,
+      id: commentIds[at], type, note_id: noteId, page_id, issue_id, request_id, user_id: author.user_id, body: comment.body, created_at: comment.created_at,
       updated_at: comment.updated_at, via_app: comment.via_app, imported_author: author.imported_author,
     };
   }));

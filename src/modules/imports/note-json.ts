@@ -33,6 +33,8 @@ export type ExportRequest = {
   index: number; status: 'draft' | 'opened' | 'closed' | 'merged'; is_wip: boolean; description: string; author: ExportUser;
   from: { team: string; note: string } | null; created_at: string; updated_at: string; closed_at: string | null; merged_at: string | null;
   merged_by: ExportUser | null; via_app: string | null; pages: ExportRequestPage[]; attachments: string[];
+  /** Absent in exports made before request comments. */
+  comments?: ExportComment[];
 };
 export type ExportAttachment = { filename: string; content_type: string; byte_size: number; sha256: string; file: string; author: ExportUser; created_at: string };
 export type NoteExport = {
