@@ -189,7 +189,7 @@ describe('MCP through OAuth, as an MCP client finds it', () => {
     await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider }));
     clients.push(client);
     const tools = (await client.listTools()).tools.map((tool) => tool.name);
-    expect(tools).toEqual(['search', 'list_notes', 'get_note', 'get_page', 'list_page_versions', 'compare_versions', 'list_issues', 'get_request']);
+    expect(tools).toEqual(['search', 'list_notes', 'get_note', 'get_page', 'list_page_versions', 'compare_versions', 'list_issues', 'get_request', 'list_request_comments']);
     const refused = await client.callTool({ name: 'create_page', arguments: { team: s.team.name, note: s.notes.open.slug, title: 'No', content: '<p>no</p>' } }) as CallToolResult;
     expect(refused.isError).toBe(true);
     const listed = await client.callTool({ name: 'list_notes', arguments: {} }) as CallToolResult;

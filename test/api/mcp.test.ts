@@ -85,10 +85,10 @@ describe('MCP: authorization', () => {
   it('a read token lists only the tools that read, and a write tool called anyway is refused as a tool error', async () => {
     const reader = await connect(s.reader);
     const names = (await reader.listTools()).tools.map((tool) => tool.name);
-    expect(names).toEqual(['search', 'list_notes', 'get_note', 'get_page', 'list_page_versions', 'compare_versions', 'list_issues', 'get_request']);
+    expect(names).toEqual(['search', 'list_notes', 'get_note', 'get_page', 'list_page_versions', 'compare_versions', 'list_issues', 'get_request', 'list_request_comments']);
     const writer = await connect(s.member);
     const all = (await writer.listTools()).tools;
-    expect(all.map((tool) => tool.name)).toEqual([...names, 'create_page', 'update_page', 'create_issue', 'add_comment', 'fork_note', 'propose_changes', 'merge_request']);
+    expect(all.map((tool) => tool.name)).toEqual([...names, 'create_page', 'update_page', 'create_issue', 'add_comment', 'comment_on_request', 'fork_note', 'propose_changes', 'merge_request']);
     // the schemas come from the document: update_page requires base_version, described as the operation describes it
     const update = all.find((tool) => tool.name === 'update_page')!;
     expect(update.inputSchema.required).toEqual(['team', 'note', 'page', 'base_version']);
@@ -177,6 +177,13 @@ describe('MCP: tools', () => {
 
     const shown = await call(client, 'get_request', { ...note, index });
     expect(shown.structuredContent).toMatchObject({ index, pages: [{ type: 'update' }] });
+    // the reviewer's comment and the agent's answer, through the tools
+    await s.manager.client.post(`/api/v1/${s.team.name}/${s.notes.open.slug}/requests/${index}/comments`, { json: { comment: { comment: 'Please say why' } } });
+    const answered = await call(client, 'comment_on_request', { ...note, index, comment: 'Because the old step was wrong' });
+    expect(answered.isError, textOf(answered)).toBeFalsy();
+    expect(answered.structuredContent).toMatchObject({ type: 'request', request: { index }, user: { username: s.member.user.username } });
+    const thread = await call(client, 'list_request_comments', { ...note, index });
+    expect((thread.structuredContent as { items: { comment: string }[] }).items.map((comment) => comment.comment)).toEqual(['Please say why', 'Because the old step was wrong']);
     // a member may not merge: a tool error, nothing merged
     const refused = await call(client, 'merge_request', { ...note, index });
     expect(refused.isError).toBe(true);

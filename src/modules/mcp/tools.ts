@@ -68,6 +68,11 @@ const SPECS: Spec[] = [
     calls: [{ operationId: 'getRequest', parameters: [...NOTE, 'index'] }],
   },
   {
+    name: 'list_request_comments', title: 'Read a request\'s review comments', writes: false,
+    description: 'The comments on a request (`team`/`note` name the original note), oldest first: what reviewers asked for before merging it.',
+    calls: [{ operationId: 'listRequestComments', parameters: [...NOTE, 'index', ...LIST] }],
+  },
+  {
     name: 'create_page', title: 'Create a page', writes: true,
     description: 'Adds a page to a note: a title, its content (HTML) and optionally the id of its parent page.',
     calls: [{ operationId: 'createPage', parameters: [...NOTE], fields: ['title', 'content', 'parent'] }],
@@ -86,6 +91,11 @@ const SPECS: Spec[] = [
     name: 'add_comment', title: 'Comment on a page', writes: true,
     description: 'Adds a comment to a page; @username mentions notify the user.',
     calls: [{ operationId: 'createPageComment', parameters: [...PAGE], fields: ['comment'] }],
+  },
+  {
+    name: 'comment_on_request', title: 'Comment on a request', writes: true,
+    description: 'Adds a comment to a request\'s review (`team`/`note` name the original note, `index` the request): to answer a reviewer or say what changed; @username mentions notify the user.',
+    calls: [{ operationId: 'createRequestComment', parameters: [...NOTE, 'index'], fields: ['comment'] }],
   },
   {
     name: 'fork_note', title: 'Fork a note', writes: true,
