@@ -1,5 +1,5 @@
 // The forms of the browser views over plain HTTP (the Chromium walk is test/browser/web-views.test.ts): a comment on
-// a page and on an issue, with a mention that notifies; a request decided region by region by a manager, closed and
+// a page, an issue and a request, with a mention that notifies; a request decided region by region by a manager, closed and
 // reopened; what a form may not do: no CSRF token, a bearer token instead of a session, a member's merge (403), a
 // stale view (shown again, 409, nothing merged), bad input (400), another team's private note (404).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +83,26 @@ describe('comments from the browser', () => {
     expect([posted.status, posted.location]).toEqual([303, expect.stringMatching(/\/issues\/\d+#comment-\d+$/)]);
     const stored = (await cast.member.client.get(`${s.upstreamPath}/issues/${issue.index}/comments`)).body as { comment: string }[];
     expect(stored.map((comment) => comment.comment)).toEqual(['I will write them']);
+  });
+
+  it('a reader comments on a request with a mention: stored, the mentioned and the request\'s author told, with a link back to the request', async () => {
+    const { s, request, view } = await conflicted();
+    const browser = await signIn(cast.reader);
+    const page = await browser.get(view);
+    expect(page.text).toContain(`action="${app.baseUrl}${view}/comments"`);
+    expect(page.text).not.toContain('class="decision"'); // a reader may comment, not decide
+    const url = `${view}/comments`;
+    const csrf = hiddenFields(page.text).csrf_token!;
+    expect((await browser.post(url, { csrf_token: csrf, comment: '' })).status).toBe(400);
+    const posted = await browser.post(url, { csrf_token: csrf, comment: '@fmona the second region needs the graphs link' });
+    expect([posted.status, posted.location]).toEqual([303, expect.stringMatching(new RegExp(`/forms/${s.note.slug}/requests/${request.index}#comment-\\d+$`))]);
+    const stored = (await cast.member.client.get(`${s.upstreamPath}/requests/${request.index}/comments`)).body as { comment: string; user: { username: string }; mentions: { username: string }[] }[];
+    expect(stored.map((comment) => [comment.user.username, comment.comment, comment.mentions.map((user) => user.username)])).toEqual([['frita', '@fmona the second region needs the graphs link', ['fmona']]]);
+    const told = (await cast.manager.client.get('/api/v1/notifications')).body as { event: string; type: string; request?: { html_url: string } }[];
+    expect(told.find((item) => item.event === 'mention' && item.type === 'request')?.request?.html_url).toBe(`${app.baseUrl}${view}`);
+    const author = (await cast.outsider.client.get('/api/v1/notifications')).body as { event: string; type: string }[];
+    expect(author.some((item) => item.event === 'comment' && item.type === 'request')).toBe(true);
+    expect((await browser.get(view)).text).toContain('the second region needs the graphs link');
   });
 
   it('refuses a form without the session\'s CSRF token, and one sent with a bearer token instead of a session (403)', async () => {

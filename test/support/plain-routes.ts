@@ -130,6 +130,7 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
   '/:team/:note/issues/:index': view(() => '/acme/handbook/issues/1'),
   '/:team/:note/issues/:index/comments': form(() => '/acme/handbook/issues/1/comments', { comment: 'a comment @alice' }),
   '/:team/:note/requests/:index': view(() => '/acme/handbook/requests/1'),
+  '/:team/:note/requests/:index/comments': form(() => '/acme/handbook/requests/1/comments', { comment: 'a comment @alice' }),
   '/:team/:note/requests/:index/merge': form(() => '/acme/handbook/requests/1/merge', { seen: 'x', 'r[1][0]': 'theirs' }),
   '/:team/:note/requests/:index/close': form(() => '/acme/handbook/requests/1/close', { seen: 'x' }),
   '/:team/:note/requests/:index/open': form(() => '/acme/handbook/requests/1/open', { seen: 'x' }),

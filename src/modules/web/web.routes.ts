@@ -19,7 +19,7 @@ import { teamView, userView } from './views/people.ts';
 import { makeView, type View } from './views/view.ts';
 import { issueView, requestView } from './views/work.ts';
 import { formAuth, viewAuth, viewerOf } from './web.context.ts';
-import { commentOnIssue, commentOnPage, decideRequest, type Decided } from './views/forms.ts';
+import { commentOnIssue, commentOnPage, commentOnRequest, decideRequest, type Decided } from './views/forms.ts';
 
 const stylesheet = readFileSync(new URL('./static/web.css', import.meta.url), 'utf8');
 
@@ -86,6 +86,7 @@ export function webRoutes(services: AppServices): express.Router {
     { path: '/:team/:note/issues/:index', GET: serve((view, p) => issueView(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
     { path: '/:team/:note/issues/:index/comments', POST: post((view, p) => commentOnIssue(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
     { path: '/:team/:note/requests/:index', GET: serve((view, p) => requestView(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
+    { path: '/:team/:note/requests/:index/comments', POST: post((view, p) => commentOnRequest(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
     ...(['merge', 'close', 'open'] as const).map((action) => ({
       path: `/:team/:note/requests/:index/${action}`, POST: post((view, p) => decideRequest(view, text(p.team), text(p.note), number(p.index), action)), integers: { path: ['index'] },
     })),

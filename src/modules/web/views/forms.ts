@@ -1,4 +1,4 @@
-// The forms of the browser views: a comment on a page or an issue, and a request's decision (merge with a choice for
+// The forms of the browser views: a comment on a page, an issue or a request, and a request's decision (merge with a choice for
 // each conflicting region, close, reopen). Each is a POST from a signed-in browser carrying the session's CSRF token
 // (formAuth, web.context.ts), runs the API's own operation (runWrite: the same body schema, scope and authorization;
 // a member's merge is the API's 403), and answers 303 back to the view it came from, or the view again with what
@@ -37,6 +37,12 @@ export async function commentOnIssue(view: View, team: string, note: string, ind
   const apiPath = `/api/v1/${seg(team)}/${seg(note)}/issues/${index}/comments`;
   const created = await runWrite(view.services, view.req, view.res, 'createIssueComment', 'note', 'POST', apiPath, { team, note, index }, commentBody(view.req.body as Form));
   return `${view.services.urls.note(team, note)}/issues/${index}#comment-${created.body.id}`;
+}
+
+export async function commentOnRequest(view: View, team: string, note: string, index: number): Promise<string> {
+  const apiPath = `/api/v1/${seg(team)}/${seg(note)}/requests/${index}/comments`;
+  const created = await runWrite(view.services, view.req, view.res, 'createRequestComment', 'note', 'POST', apiPath, { team, note, index }, commentBody(view.req.body as Form));
+  return `${view.services.urls.note(team, note)}/requests/${index}#comment-${created.body.id}`;
 }
 
 type Resolution = { page_id: number; take?: 'ours' | 'theirs'; regions?: ({ take: 'ours' | 'theirs' } | { content: string })[] };

@@ -5,7 +5,7 @@ import type { Locale } from '../i18n.ts';
 import type { Crumb } from '../layout.ts';
 import { atMoment, noteCrumbs, pastBanner } from './note.ts';
 import { changes } from './changes.ts';
-import { commentForm, pager, stored, userLink, viaBadge, when } from './parts.ts';
+import { commentSection, pager, stored, userLink, viaBadge, when } from './parts.ts';
 import { besideTree, pageTreeNav } from './tree.ts';
 import { seg } from './view.ts';
 import type { View } from './view.ts';
@@ -51,9 +51,7 @@ ${besideTree(tree, html`<article class="card"><h1>${page.title}</h1><p class="me
   return view.page({ title: page.title, crumbs: pageCrumbs(page), operation: 'getPage' }, besideTree(tree, html`
 <article class="card"><h1>${page.title}</h1><p class="meta">${t.updated} ${when(view.locale, page.updated_at)} · <a href="${historyUrl(page)}">${t.history}</a></p>
 <div class="content">${stored(page.content)}</div></article>
-<section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment" id="comment-${comment.id}"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}${viaBadge(view.locale, comment.via)}</p><div class="content">${stored(comment.comment)}</div></div>`)}
-${commentForm(view, `${page.html_url}/comments`)}</section>`));
+${commentSection(view, comments, `${page.html_url}/comments`)}`));
 }
 
 export async function historyView(view: View, team: string, note: string, pageId: number) {

@@ -1,5 +1,5 @@
 // Pieces several views share: a time with its time_ago, a user, a list pager, a log entry or notification line.
-import type { Log, Notification, User, Via } from '../../../../generated/client/types.gen.ts';
+import type { Comment, Log, Notification, User, Via } from '../../../../generated/client/types.gen.ts';
 import { sanitizeHtml } from '../../notes/description.ts';
 import { html, trusted, type Html, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
@@ -54,6 +54,14 @@ export function viaBadge(locale: Locale, via: Via | undefined): Renderable {
 }
 
 /** A comment's form (a signed-in browser's; none for a bearer token's reading): `@name` mentions and notifies. */
+/** The comments on a page, an issue or a request, oldest first, and the form to add one (`action`: where it posts). */
+export function commentSection(view: { res: Response; locale: Locale }, comments: readonly Comment[], action: string): Html {
+  const { t } = view.locale;
+  return html`<section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
+    html`<div class="comment" id="comment-${comment.id}"><p class="meta">${userLink(comment.user, view.locale)} · ${when(view.locale, comment.created_at)}${viaBadge(view.locale, comment.via)}</p><div class="content">${stored(comment.comment)}</div></div>`)}
+${commentForm(view, action)}</section>`;
+}
+
 export function commentForm(view: { res: Response; locale: Locale }, action: string): Renderable {
   const csrf = viewerOf(view.res)?.csrfToken;
   if (csrf === undefined) return '';

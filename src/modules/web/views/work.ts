@@ -1,11 +1,11 @@
-// An issue with its comments; a request with its pages, their diffs, its merge state and its conflicts.
+// An issue with its comments; a request with its pages, their diffs, its merge state, its conflicts and its comments.
 import { createHash } from 'node:crypto';
 import type { MergeConflict, Request } from '../../../../generated/client/types.gen.ts';
 import { html, trusted } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
 import { changes } from './changes.ts';
-import { commentForm, stored, userLink, viaBadge, when } from './parts.ts';
+import { commentSection, stored, userLink, viaBadge, when } from './parts.ts';
 import { seg, type View } from './view.ts';
 import { viewerOf } from '../web.context.ts';
 
@@ -19,9 +19,7 @@ export async function issueView(view: View, team: string, note: string, index: n
 <article class="card"><h1>${issue.title} <span class="muted">#${issue.index}</span></h1>
 <p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)}${viaBadge(view.locale, issue.via)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
 <div class="content">${trusted(issue.description_html)}</div></article>
-<section class="card"><h2>${t.comments}</h2>${comments.length === 0 ? html`<p class="muted">${t.nothing}</p>` : comments.map((comment) =>
-    html`<div class="comment" id="comment-${comment.id}"><p class="meta">${userLink(comment.user, view.locale)}${viaBadge(view.locale, comment.via)} · ${when(view.locale, comment.created_at)}</p><div class="content">${stored(comment.comment)}</div></div>`)}
-${commentForm(view, `${issue.html_url}/comments`)}</section>`);
+${commentSection(view, comments, `${issue.html_url}/comments`)}`);
 }
 
 function state(locale: Locale, request: Request) {
@@ -65,7 +63,9 @@ export function requestSeen(request: Request): string {
 
 export async function requestView(view: View, team: string, note: string, index: number, options: { stale?: boolean } = {}) {
   const { t } = view.locale;
-  const request = (await view.run('getRequest', 'note', `/${seg(team)}/${seg(note)}/requests/${index}`, { team, note, index })).body;
+  const apiPath = `/${seg(team)}/${seg(note)}/requests/${index}`;
+  const request = (await view.run('getRequest', 'note', apiPath, { team, note, index })).body;
+  const comments = (await view.run('listRequestComments', 'note', `${apiPath}/comments`, { team, note, index }, { per_page: 100 })).body;
   const csrf = viewerOf(view.res)?.csrfToken;
   const viewerName = viewerOf(view.res)?.username;
   // the forms are shown to whoever the API lets decide: a manager of the original merges; the author may close too
@@ -86,5 +86,6 @@ ${changes(view.locale, page.diff)}${page.conflicts.map((item) => conflict(view.l
 <div class="card"><h1>${label}: ${request.from_note ? request.from_note.title : '—'} → ${request.to_note.title}</h1>
 <p class="meta">${t.by} ${userLink(request.user, view.locale)}${viaBadge(view.locale, request.via)} · ${when(view.locale, request.created_at)} · ${t.fork}: ${request.from_note ? html`<a href="${request.from_note.html_url}">${request.from_note.team.name} / ${request.from_note.title}</a>` : '—'} · ${t.into}: <a href="${request.to_note.html_url}">${request.to_note.team.name} / ${request.to_note.title}</a></p>
 <p>${t.state}: ${state(view.locale, request)}</p>${closeForm}</div>
-${decide ? html`<form method="post" action="${action('merge')}">${hidden}${body}</form>` : body}`);
+${decide ? html`<form method="post" action="${action('merge')}">${hidden}${body}</form>` : body}
+${commentSection(view, comments, `${request.html_url}/comments`)}`);
 }
