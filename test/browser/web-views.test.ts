@@ -271,11 +271,19 @@ describe('the browser views', () => {
     await reader.fill('.comment-form textarea', '@mona the rollback step needs a link');
     await Promise.all([reader.waitForURL(/#comment-\d+$/), reader.click('.comment-form button')]);
     expect(await reader.locator('.comment').last().innerText()).toContain('the rollback step needs a link');
+    // and on the request, the review's conversation: no decision for her, a comment form
+    await reader.goto(s.requestUrl);
+    expect(await reader.locator('fieldset.decision').count()).toBe(0);
+    await reader.fill('.comment-form textarea', '@mona please keep the graphs link');
+    await Promise.all([reader.waitForURL(/\/requests\/1#comment-\d+$/), reader.click('.comment-form button')]);
+    expect(await reader.locator('.comment').last().innerText()).toContain('please keep the graphs link');
     await readerContext.close();
 
     const context = await browser.newContext();
     const page = await signIn(context, `${app.baseUrl}/notifications`, 'mona', password);
-    const mention = page.locator('ul.feed li', { hasText: 'rita' }).first();
+    const onRequest = page.locator('ul.feed li', { hasText: 'rita' }).filter({ has: page.locator(`a[href="${s.requestUrl}"]`) });
+    expect(await onRequest.first().innerText()).toContain('mentioned you');
+    const mention = page.locator('ul.feed li', { hasText: 'rita' }).filter({ has: page.locator(`a[href="${s.deploy.html_url}"]`) }).first();
     expect(await mention.innerText()).toContain('mentioned you');
     await Promise.all([page.waitForURL(s.deploy.html_url), mention.locator(`a[href="${s.deploy.html_url}"]`).click()]);
 
@@ -284,6 +292,7 @@ describe('the browser views', () => {
     await page.locator('fieldset.decision').nth(0).locator('input[value=theirs]').check();
     await page.locator('fieldset.decision').nth(1).locator('input[value=edit]').check();
     await page.locator('fieldset.decision').nth(1).locator('textarea').fill('<p>Then check the graphs and the status page.</p>');
+    expect(await page.locator('.comment').last().innerText()).toContain('please keep the graphs link');
     await check(context, page, 'request-decision');
     await Promise.all([page.waitForURL(s.requestUrl), page.click('button:text("Merge")')]);
     expect(await page.locator('[data-state]').first().innerText()).toBe('Merged');
