@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { addMember, makeNote, makePage, makePageComment, makeUser, type Actor } from '../support/factories.ts';
 import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
+import { forkedRunbook } from '../support/forks.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -172,6 +173,25 @@ describe('a note\'s issues and requests', () => {
     // a private note of another team: the same 404 as for none
     expect((await cast.outsider.client.get(`/deck/${cast.notes.secret.slug}/issues`, { headers: HTML })).status).toBe(404);
     expect(note.id).toBeGreaterThan(0);
+  });
+});
+
+describe('an imported request (no fork to merge from)', () => {
+  it('says so in the reader\'s words, never the API\'s English reason', async () => {
+    const s = await forkedRunbook(app, cast);
+    const request = await s.request([await s.editFork(s.forkDeploy, '<h1>Deploy</h1><p>changed</p>')]);
+    // what an import writes (src/modules/imports/import-requests.ts): the request without its fork
+    await app.em().execute('update requests set from_note_id = null where id = ?', [request.id]);
+    expect((await member.client.get(`${s.upstreamPath}/requests/${request.index}`)).body).toMatchObject({ from_note: null, mergeable: false });
+    const view = `/${cast.team.name}/${s.note.slug}/requests/${request.index}`;
+    const english = await member.client.get(view, { headers: HTML });
+    expect(english.status).toBe(200);
+    expect(english.text).toContain('Imported without its fork: it cannot be merged');
+    expect(english.text).not.toContain('imported without its fork: it cannot be merged'); // the API's mergeable_reason
+    const jun = await makeUser(app, 'jun-fork', { lang: 'ja' });
+    const japanese = await jun.client.get(view, { headers: HTML });
+    expect(japanese.text).toContain('フォークなしでインポートされたため、マージできません');
+    expect(japanese.text).not.toContain('cannot be merged');
   });
 });
 

@@ -25,9 +25,13 @@ ${commentSection(view, comments, `${issue.html_url}/comments`)}`);
 function state(locale: Locale, request: Request) {
   const { t } = locale;
   const status = request.is_merged ? t.merged : request.is_closed ? t.closed : t.opened;
-  const merge = request.is_merged || request.is_closed || request.mergeable === null ? ''
+  // a merge not known yet (too large for the bounds, or still being computed): said in the reader's words, not the
+  // API's `mergeable_reason`, which is English
+  const merge = request.is_merged || request.is_closed ? ''
+    : request.from_note === null ? html`<span class="badge bad">${t.noFork}</span>`
+    : request.mergeable === null ? html`<span class="badge">${t.mergeUnknown}</span>`
     : request.mergeable ? html`<span class="badge ok">${t.mergeable}</span>` : html`<span class="badge bad">${t.notMergeable}</span>`;
-  return html`<span class="badge" data-state="${request.status}">${status}</span>${request.is_wip ? html` <span class="badge">${t.wip}</span>` : ''} ${merge}${request.mergeable_state ? html` <span class="meta">${t.mergeState(request.mergeable_state)}${request.mergeable_reason ? html`: ${request.mergeable_reason}` : ''}</span>` : ''}`;
+  return html`<span class="badge" data-state="${request.status}">${status}</span>${request.is_wip ? html` <span class="badge">${t.wip}</span>` : ''} ${merge}${request.mergeable_state ? html` <span class="meta">${t.mergeState(request.mergeable_state)}</span>` : ''}`;
 }
 
 /** The disputed stretches, region by region: the base and both sides, each shown through the sanitizer. */
