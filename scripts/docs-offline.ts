@@ -6,11 +6,21 @@
 // `build-docs`. So the two addresses are replaced here by the same word drawn in an inline SVG: the attribution and
 // its link to redocly.com stay, and opening the page makes no request that leaves the server.
 // test/browser/api-reference.test.ts opens the page in Chromium and fails on any request to another host.
+//
+// Then the bundle leaves the page: `--inlineBundle` writes Redoc's 2.3 MB standalone bundle into the page's module
+// script, where Chromium must compile it on the main thread before anything runs. As a file of its own
+// (docs/redoc.standalone.js, served at /docs/redoc.standalone.js?v=<its hash> by system.routes.ts, cached for good
+// since the address changes with the bytes) it is fetched while the page is parsed (modulepreload) and compiled off
+// the main thread as it streams in; the page keeps the definition and the call to `hydrate`, imported from it.
+// docs/README.md ("How fast it renders") has the figures.
 // Usage: node scripts/docs-offline.ts [docs/index.html]
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const file = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', 'docs', 'index.html'));
+/** Where the bundle goes: beside the page. */
+export const BUNDLE_NAME = 'redoc.standalone.js';
 
 const svg = (text: string, width: number) =>
   `data:image/svg+xml,${encodeURIComponent(
@@ -25,4 +35,18 @@ const LOGOS: Record<string, string> = {
 
 let html = readFileSync(file, 'utf8');
 for (const [remote, local] of Object.entries(LOGOS)) html = html.replaceAll(remote, local);
+
+// the page's module script is the bundle, ending with its export statement, then the definition and the call
+const OPEN = '<script type="module">';
+const EXPORTS = 'export{RedocStandalone,hydrate,init};';
+const start = html.indexOf(OPEN);
+const end = start < 0 ? -1 : html.indexOf(EXPORTS, start);
+if (start < 0 || end < 0 || html.indexOf(OPEN, start + OPEN.length) >= 0) {
+  throw new Error(`${file}: not the page build-docs --inlineBundle writes (one module script ending the bundle with ${EXPORTS})`);
+}
+const bundle = html.slice(start + OPEN.length, end + EXPORTS.length);
+const address = `/docs/${BUNDLE_NAME}?v=${createHash('sha256').update(bundle).digest('hex').slice(0, 16)}`;
+writeFileSync(path.join(path.dirname(file), BUNDLE_NAME), bundle);
+html = `${html.slice(0, start)}${OPEN}\nimport { hydrate } from '${address}';${html.slice(end + EXPORTS.length)}`
+  .replace('</head>', `  <link rel="modulepreload" href="${address}">\n</head>`);
 writeFileSync(file, html);

@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeSamples, type OpenApiDocument } from '../../scripts/lib/code-samples.ts';
 import { loadOpenApiDocument, openApiDocumentPath } from '../../src/http/openapi.ts';
-import { docsPath } from '../../src/modules/system/system.routes.ts';
+import { docsBundlePath, docsPath } from '../../src/modules/system/system.routes.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -24,7 +24,7 @@ const elsewhere: string[] = [];
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run the tests through scripts/run-tests.sh (make test), which installs it, or apt-get install chromium`);
-  if (!existsSync(docsPath)) throw new Error('docs/index.html is not built: run `make docs` (make test builds it)');
+  if (!existsSync(docsPath) || !existsSync(docsBundlePath)) throw new Error('docs/index.html or docs/redoc.standalone.js is not built: run `make docs` (make test builds it)');
   if (statSync(docsPath).mtimeMs < statSync(openApiDocumentPath).mtimeMs) throw new Error('docs/index.html is older than generated/openapi.json: run `make docs`');
   app = await startTestApp();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
@@ -65,6 +65,19 @@ describe('the API reference at /docs', () => {
     const [listNotes] = codeSamples(loadOpenApiDocument() as unknown as OpenApiDocument).filter(({ operationId }) => operationId === FIRST_OPERATION.operationId);
     // the definition is inlined as JSON, where a sample's text is a JSON string
     expect(html).toContain(JSON.stringify(listNotes!.samples[0]!.source).replace(/</g, '\\u003c'));
+  });
+
+  it('imports Redoc\'s bundle as a file of its own, at an address that names its bytes, cached for good', async () => {
+    const html = readFileSync(docsPath, 'utf8');
+    const address = /import \{ hydrate \} from '(\/docs\/redoc\.standalone\.js\?v=[0-9a-f]{16})'/.exec(html)?.[1];
+    expect(address).toBeDefined();
+    expect(html).toContain(`<link rel="modulepreload" href="${address}">`);
+    expect(html).not.toContain('export{RedocStandalone,hydrate,init}');
+    const answer = await fetch(`${app.baseUrl}${address}`);
+    expect([answer.status, answer.headers.get('content-type'), answer.headers.get('cache-control')]).toEqual([200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable']);
+    expect(await answer.text()).toBe(readFileSync(docsBundlePath, 'utf8'));
+    // without the version, it is not cached for good (a stale copy would not match the page)
+    expect((await fetch(`${app.baseUrl}/docs/redoc.standalone.js`)).headers.get('cache-control')).toBe('public, max-age=0');
   });
 
   it('renders an operation with its samples and loads nothing from another host', async () => {

@@ -71,6 +71,7 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
   '/docs': { format: 'problem', GET: () => ({ path: '/docs' }) },
   '/docs/': { format: 'problem', GET: () => ({ path: '/docs/' }) },
   '/docs/index.html': { format: 'problem', GET: () => ({ path: '/docs/index.html' }) },
+  '/docs/redoc.standalone.js': { format: 'problem', GET: () => ({ path: '/docs/redoc.standalone.js?v=1' }) },
   '/avatars/:kind/:file': { format: 'problem', GET: () => ({ path: '/avatars/notes/7.svg' }) },
   '/oauth/style.css': { format: 'html', GET: () => ({ path: '/oauth/style.css' }) },
   '/oauth/authorize': {

@@ -10,6 +10,8 @@ import { openApiDocumentPath } from '../../http/openapi.ts';
 import { pingDatabase } from './system.repository.ts';
 
 export const docsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'index.html');
+/** Redoc's bundle, which the page imports (scripts/docs-offline.ts takes it out of the page when `make docs` builds it). */
+export const docsBundlePath = path.join(path.dirname(docsPath), 'redoc.standalone.js');
 
 export type Readiness = { shuttingDown: boolean };
 export const readiness: Readiness = { shuttingDown: false };
@@ -38,6 +40,15 @@ export function systemRoutes({ orm }: { orm: Orm }): express.Router {
       GET: (_req, res) => {
         if (!existsSync(docsPath)) throw new HttpError(503, 'docs_not_built', 'the API reference is not built: run `make docs`');
         res.type('text/html; charset=utf-8').sendFile(docsPath);
+      },
+    },
+    {
+      // asked for as ?v=<hash of its bytes>: a new build is a new address, so a browser may keep it for good
+      path: '/docs/redoc.standalone.js',
+      GET: (req, res) => {
+        if (!existsSync(docsBundlePath)) throw new HttpError(503, 'docs_not_built', 'the API reference is not built: run `make docs`');
+        if (typeof req.query.v === 'string') res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+        res.type('text/javascript; charset=utf-8').sendFile(docsBundlePath, { cacheControl: typeof req.query.v !== 'string' });
       },
     },
   ]);
