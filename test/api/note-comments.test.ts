@@ -4,7 +4,7 @@ import { createNoteComment, listNoteComments } from '../../generated/client/inde
 import { Comment } from '../../src/modules/comments/comment.entity.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import type { TestApp } from '../support/app.ts';
-import { notificationsOf as notificationsOfComment, startCommentCast } from '../support/comments.ts';
+import { notificationsOf as notificationsOfComment, startCommentCast, expectCommentRefusals } from '../support/comments.ts';
 import { anonymous, makeNote, makeUser, type Actor } from '../support/factories.ts';
 
 let app: TestApp;
@@ -53,17 +53,7 @@ describe('createNoteComment', () => {
 
   it('answers 401, 404 for another team\'s private note, 403 for a read token, 400, 413 and 422, storing nothing', async () => {
     const { note, url } = await freshNote({ isPrivate: true });
-    expect((await anonymous(app).post(url, { json: { comment: { comment: 'x' } } })).status).toBe(401);
-    expect((await outsider.client.post(url, { json: { comment: { comment: 'x' } } })).status).toBe(404);
-    expect((await reader.client.post(url, { json: { comment: { comment: 'x' } } })).status).toBe(403);
-    expect((await member.client.post(url, { json: { comment: { comment: '' } } })).status).toBe(400);
-    expect((await member.client.post(url, { json: { comment: { comment: 'x', id: 3 } } })).status).toBe(400);
-    expect((await member.client.post(url, { json: { comment: { comment: 'é'.repeat(32_769) } } })).status).toBe(413);
-    const unknown = await member.client.post(url, { json: { comment: { comment: 'x' }, mentions: ['nobody-here'] } });
-    expect([unknown.status, unknown.body.code]).toEqual([422, 'unknown_user']);
-    const cannot = await member.client.post(url, { form: { 'comment[comment]': 'x', 'mentions[]': ['oona'] } });
-    expect([cannot.status, cannot.body.code, cannot.body.errors[0].pointer]).toEqual([422, 'cannot_read_note', '/mentions/0']);
-    expect(await app.em().count(Comment, { note: note.id })).toBe(0);
+    await expectCommentRefusals(app, { member, outsider, reader }, url, note.id, 'oona');
   });
 
   it('writes the notifications of 50 mentions in one statement', async () => {
