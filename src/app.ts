@@ -42,9 +42,11 @@ export type AppDependencies = {
   changes?: ChangeFeed;
   /** This process's projections of the change log, woken after every write it answers (none: left to the timer of others). */
   projections?: ProjectionWorker | undefined;
+  /** The database is the embedded one this process opened (Database.kind `embedded`): the change stream reads less. */
+  embedded?: boolean;
 };
 
-export function buildApp({ config, orm, logger, changes = silentFeed(), projections }: AppDependencies): express.Express {
+export function buildApp({ config, orm, logger, changes = silentFeed(), projections, embedded = false }: AppDependencies): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -56,7 +58,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   // text being built into answers at once: LIMIT_LARGE_ANSWERS full pages of results of a list of long texts
   const answers = new AnswerGate(config.limits.largeAnswers * config.limits.listTextBytes);
   // the change stream of this process (GET /api/v1/events); server.ts and the tests end it with `eventHubOf(app)`
-  const events = new EventHub(orm.em.fork(), changes, urls, logger, config.events);
+  const events = new EventHub(orm.em.fork(), changes, urls, logger, { ...config.events, embedded });
   app.locals.events = events;
   const services: AppServices = { config, urls, memory, answers, events };
   // a token changed or deleted anywhere is looked up again at its next use

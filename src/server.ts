@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     // what follows from each change after it commits (the search index, the webhooks' outbox), from the change log;
     // started after the migrations, it first catches up with whatever was committed and not yet projected
     projections = config.projectionWorker ? new ProjectionWorker(database.orm.em.fork(), logger) : undefined;
-    app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections });
+    app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections, embedded: database.kind === 'embedded' });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);

@@ -70,7 +70,7 @@ export async function startTestApp(
   // the projections of the change log run when a test asks (settle), not on their own: what a test counts or
   // checks never depends on when a worker happened to run
   const projections = new ProjectionWorker(database.orm.em.fork(), logger);
-  const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes });
+  const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes, embedded: database.kind === 'embedded' });
   server.on('request', app);
   return {
     baseUrl,

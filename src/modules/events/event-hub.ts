@@ -1,7 +1,7 @@
 // The change stream of one server process (GET /api/v1/events; the OpenAPI document describes it): the open streams,
 // and one loop that sends them the change log's new rows. The loop wakes when this process answered a write, when
 // the database announces a change made anywhere (the change feed: every transaction that appends to the log
-// announces `c` as it commits, migration 0018), and every second besides, and passes at most every PASS_GAP_MS, so a
+// announces `c` as it commits, migration 0018), and every second besides, and passes at most every gap (passGapMs), so a
 // pass under a write load carries many events; its statements run on the stream's own connections
 // (STREAM_CONNECTION, database.ts), not behind the writers' in the pool. It moves the safe bound (safe-bound.ts),
 // reads the changes up to it once with what they show and which of the listeners may read them now (permissions at
@@ -35,15 +35,27 @@ const BATCH = 500;
 /** How often the loop runs with nothing announced (changes of a tool whose feed is down, tokens that expired). */
 const POLL_MS = 1000;
 /**
- * The least time between two passes of the loop. A pass costs a reading of the database and, when the bound moved,
- * one more statement and one write to every open stream, whether it carries one event or fifty: under a write load,
- * passes as often as writes are answered cost the writers 10-20 % of their speed with 200 streams open, 75 ms keeps
- * the cost to 3-9 % of the server's CPU per write and delivery p99 under 200 ms (docs/speed.md). An event waits at
- * most this long for the next pass; a pass then carries every change committed meanwhile.
+ * The least time between two passes of the loop, after the number of streams open. A pass costs a reading of the
+ * database and, when the bound moved, one more statement and one write to every open stream (about 30 µs of the
+ * server's CPU each, most of it the socket's write: docs/speed.md), whether it carries one event or fifty. So the gap
+ * grows with the streams, PASS_GAP_PER_STREAM_MS each (their writes then take at most ~5 % of the process), between
+ * PASS_GAP_MIN_MS (with few streams, an event goes out sooner; the readings still cost the database) and
+ * PASS_GAP_MAX_MS (delivery p99 under 200 ms). An event waits at most a gap for the next pass; a pass then carries
+ * every change committed meanwhile.
  */
-const PASS_GAP_MS = 75;
-/** How soon the loop reads again while the bound waits for transactions to end (no sooner than PASS_GAP_MS). */
+const PASS_GAP_MIN_MS = 50;
+const PASS_GAP_PER_STREAM_MS = 0.6;
+const PASS_GAP_MAX_MS = 150;
+export const passGapMs = (streams: number): number => Math.min(PASS_GAP_MAX_MS, Math.max(PASS_GAP_MIN_MS, streams * PASS_GAP_PER_STREAM_MS));
+/** How soon the loop reads again while the bound waits for transactions to end (no sooner than the gap). */
 const PENDING_MS = 3;
+/**
+ * How long a pass waits for the appenders its first reading saw to end, and how often it reads the watermark again
+ * meanwhile: they are most often a few milliseconds from their commit, and without the wait the changes they held
+ * back went out a whole gap later (delivery p99 with 200 streams, gap 100 ms: 181 ms without, 99 ms with).
+ */
+const SETTLE_MS = 20;
+const SETTLE_STEP_MS = 3;
 /** How long a request waits for the bound to reach the changes committed before it. */
 const BOUND_WAIT_MS = 2000;
 /** How soon the loop tries again after the database failed it. */
@@ -51,7 +63,8 @@ const RETRY_MS = 200;
 /** A client that reads this much slower than events come is dropped; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-export type EventHubOptions = { heartbeatSeconds: number; streamsPerToken: number };
+/** `embedded`: the database is the embedded one this process opened (its watermark needs no look at the locks). */
+export type EventHubOptions = { heartbeatSeconds: number; streamsPerToken: number; embedded: boolean };
 
 /** The stored types a filter's types are read from (`page.moved` is stored as a `page.updated`). */
 export function storedTypes(types: ReadonlySet<EventType> | null): string[] | null {
@@ -121,7 +134,7 @@ export class EventHub {
    * process has none yet; `seen` is the last id handed out when the call began.
    */
   async safeBound(): Promise<{ bound: number | undefined; seen: number }> {
-    const seen = (await readWatermark(this.#em.fork(), STREAM_CONNECTION)).last;
+    const seen = (await readWatermark(this.#em.fork(), STREAM_CONNECTION, this.#options.embedded)).last;
     if (this.#bound.value === undefined || this.#bound.value < seen) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -174,7 +187,7 @@ export class EventHub {
       this.#again = true;
       return;
     }
-    const wait = this.#lastPass + PASS_GAP_MS - performance.now();
+    const wait = this.#lastPass + passGapMs(this.#streams.size) - performance.now();
     if (wait > 0) {
       // the pass begins at the first poke after the gap, or at the gap's end when none comes: under a load that
       // keeps the event loop busy, a timer fires late, and writes answered (pokes) come all along
@@ -226,7 +239,14 @@ export class EventHub {
 
   async #run(): Promise<void> {
     const before = this.#bound.value;
-    this.#bound.observe(await readWatermark(this.#em.fork(), STREAM_CONNECTION));
+    this.#bound.observe(await readWatermark(this.#em.fork(), STREAM_CONNECTION, this.#options.embedded));
+    // the appenders this reading saw are near their commit: a few readings of the watermark alone see them end, and
+    // the pass carries every change handed out before it began, not leaving those to the pass after the next gap
+    const seen = this.#bound.seen;
+    for (const settle = performance.now() + SETTLE_MS; seen !== undefined && (this.#bound.value ?? -1) < seen && performance.now() < settle && !this.#closed; ) {
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_STEP_MS));
+      this.#bound.observe(await readWatermark(this.#em.fork(), STREAM_CONNECTION, this.#options.embedded));
+    }
     const bound = this.#bound.value;
     if (bound === undefined) return;
     // from the previous bound, or from where the live streams are when this is the first one

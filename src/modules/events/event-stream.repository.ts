@@ -18,7 +18,8 @@ export type Watermark = { running: ReadonlySet<string>; last: number };
  * order matters (safe-bound.ts): the locks are read in a lateral subquery that depends on the sequence's row, so the
  * executor reads them only once that row is read.
  */
-export async function readWatermark(em: EntityManager, connection: ConnectionType = 'write'): Promise<Watermark> {
+export async function readWatermark(em: EntityManager, connection: ConnectionType = 'write', embedded = false): Promise<Watermark> {
+  if (embedded) return { running: new Set(), last: await lastChangeId(em, connection) };
   const [row] = await em.execute<{ running: string[] | string | null; last: string }[]>(
     `select s.last::text as last, w.running
        from (select case when is_called then last_value else last_value - 1 end as last from changes_id_seq) s,
@@ -31,6 +32,22 @@ export async function readWatermark(em: EntityManager, connection: ConnectionTyp
   );
   const running = typeof row!.running === 'string' ? row!.running.replace(/[{}]/g, '').split(',').filter((id) => id !== '') : row!.running ?? [];
   return { running: new Set(running), last: Number(row!.last) };
+}
+
+/**
+ * The watermark of the embedded database, read by the server that opened it: no appender can be running, so the
+ * last id is the whole of it. PGlite is one session, and a statement of ours runs only when no transaction is open
+ * in it (pglite-stream.ts: ours hold the session from their first statement to their end, and wait for one of the
+ * admin command line's to end), so every id handed out before it has committed or never will. Reading pg_locks
+ * there cost 5.4 ms of the server's one core per pass of the change stream, against 0.6 ms for the sequence alone.
+ */
+async function lastChangeId(em: EntityManager, connection: ConnectionType): Promise<number> {
+  const [row] = await em.execute<{ last: string | null }[]>(
+    'select (case when is_called then last_value else last_value - 1 end)::text as last from changes_id_seq',
+    [],
+    { method: 'all', connectionType: connection },
+  );
+  return Number(row!.last);
 }
 
 /** An array parameter as PostgreSQL's literal (`{1,2}`): the driver would spread a JS array into a list. */
