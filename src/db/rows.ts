@@ -6,15 +6,28 @@ import { budgetedPage, type BudgetedPage, type TextBudget } from '../http/pagina
 
 export type { TextBudget };
 import type { EntityManager, PostgreSqlConnection } from '@mikro-orm/postgresql';
+import type { ConnectionType } from './database.ts';
 
-/** Runs a named prepared statement and returns its rows; logged like every ORM query (tests count them). */
-export async function preparedQuery<Row>(em: EntityManager, name: string, text: string, values: readonly unknown[]): Promise<Row[]> {
-  const connection = em.getConnection() as PostgreSqlConnection;
-  const pool = await connection.getNativeClient();
+/**
+ * Runs a named prepared statement and returns its rows; logged like every ORM query (tests count them). `connection`:
+ * the pool it runs on (database.ts; `read` is the change stream's own).
+ */
+export async function preparedQuery<Row>(em: EntityManager, name: string, text: string, values: readonly unknown[], connection: ConnectionType = 'write'): Promise<Row[]> {
+  const pool = await (em.getConnection(connection) as PostgreSqlConnection).getNativeClient();
   em.config.getLogger().logQuery({ query: text, params: values, level: 'info' });
-  const result = await pool.query({ name, text, values: values as unknown[] });
-  return result.rows as Row[];
+  try {
+    return (await pool.query({ name, text, values: values as unknown[] })).rows as Row[];
+  } catch (error) {
+    // PGlite is one session: a statement prepared by a connection since closed (a pool's idle one) is still there
+    // when a new connection prepares it again. Forgotten, then prepared once more.
+    if ((error as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw error;
+    await pool.query(`deallocate "${name}"`);
+    return (await pool.query({ name, text, values: values as unknown[] })).rows as Row[];
+  }
 }
+
+/** SQLSTATE duplicate_prepared_statement. */
+const DUPLICATE_PREPARED_STATEMENT = '42P05';
 
 const columnLists = new Map<string, string>();
 

@@ -2,8 +2,10 @@
 // handed out, and the transactions appending to the change log. On the embedded database the stream reads the last
 // id alone (no appender can be running when its statement runs): that reading must give the same last id as the full
 // one, after writes as before them. On PostgreSQL the full reading names a transaction that holds the appenders'
-// lock until it ends, and the bound (safe-bound.ts) waits for it.
+// lock until it ends, and the bound (safe-bound.ts) waits for it. And the named statements the stream prepares on
+// its own connection (db/rows.ts preparedQuery) survive PGlite's one session being shared by two connections.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { preparedQuery } from '../../src/db/rows.ts';
 import { readWatermark } from '../../src/modules/events/event-stream.repository.ts';
 import { TAKE_CHANGE_WRITERS_LOCK } from '../../src/modules/events/events.repository.ts';
 import { SafeBound } from '../../src/modules/events/safe-bound.ts';
@@ -51,5 +53,19 @@ describe('readWatermark', () => {
     bound.observe(await readWatermark(app.em()));
     expect(bound.pending).toBe(false);
     expect(bound.value).toBe(await storedLast());
+  });
+});
+
+describe('preparedQuery', () => {
+  it('prepares a name again on another connection of the same session (PGlite is one session)', async () => {
+    const text = 'select count(*)::int as n from changes where id <= $1';
+    const last = await storedLast();
+    const onWrite = await preparedQuery<{ n: number }>(app.em(), 'watermark_test_count', text, [last]);
+    // the change stream's connection: on PGlite the same session, where the name is already prepared
+    const onRead = await preparedQuery<{ n: number }>(app.em(), 'watermark_test_count', text, [last], 'read');
+    expect(onRead).toEqual(onWrite);
+    expect(onWrite[0]!.n).toBeGreaterThan(0);
+    // and back: the first connection's statement was forgotten by the second, so it prepares it again too
+    expect(await preparedQuery<{ n: number }>(app.em(), 'watermark_test_count', text, [last])).toEqual(onWrite);
   });
 });

@@ -3,6 +3,7 @@
 // a whole batch), which tokens still hold, and the log's retention.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ConnectionType } from '../../db/database.ts';
+import { preparedQuery } from '../../db/rows.ts';
 import { CHANGE_WRITERS_LOCK, type ChangeRow } from './events.repository.ts';
 
 /**
@@ -98,15 +99,15 @@ export type EventContextRows = { teams: TeamRow[]; notes: NoteRow[]; apps: AppRo
 /**
  * The columns of an event context: the teams, the notes that still exist, the apps, and which of the users are in
  * which of the teams now. `teams`, `notes` and `apps` say which ids (a condition on the id: `= any(?::int[])`, or
- * `in (select ... from c)` over a statement's changes); the users are the one `?` parameter after them.
+ * `in (select ... from c)` over a statement's changes); the users are the parameter `users` names after them (`?`, or `$n` in a prepared statement).
  */
-function contextColumns(ids: { teams: string; notes: string; apps: string }): string {
+function contextColumns(ids: { teams: string; notes: string; apps: string }, users = '?'): string {
   return `(select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id ${ids.teams}) as teams,
        (select coalesce(json_agg(json_build_object('id', n.id, 'team_id', n.team_id, 'slug', n.slug, 'is_private', n.is_private)), '[]')
           from notes n where n.id ${ids.notes}) as notes,
        (select coalesce(json_agg(json_build_object('id', a.id, 'client_id', a.client_id, 'name', a.name)), '[]') from oauth_clients a where a.id ${ids.apps}) as apps,
        (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
-          from memberships m where m.team_id ${ids.teams} and m.user_id = any(?::int[])) as memberships`;
+          from memberships m where m.team_id ${ids.teams} and m.user_id = any(${users}::int[])) as memberships`;
 }
 
 /** A JSON column as the driver hands it (parsed, or text on some paths). */
@@ -134,7 +135,8 @@ export async function eventContext(
 /**
  * The changes with ids in (after, upTo], in id order, at most `limit`, and their context for `users`
  * (contextColumns), in one statement: the change stream's loop runs it on every pass that has something to send, and
- * on the embedded database every statement is time the writers wait for.
+ * on the embedded database every statement is time the writers wait for. Prepared: planning it took 2.7 of its 4.3
+ * ms on PGlite.
  */
 export async function changesWithContext(
   em: EntityManager,
@@ -142,18 +144,20 @@ export async function changesWithContext(
   users: readonly number[],
   connection: ConnectionType = 'write',
 ): Promise<{ changes: ChangeRow[]; context: EventContextRows }> {
-  const [row] = await em.execute<Record<'changes' | 'teams' | 'notes' | 'apps' | 'memberships', unknown>[]>(
+  const [row] = await preparedQuery<Record<'changes' | 'teams' | 'notes' | 'apps' | 'memberships', unknown>>(
+    em,
+    'changes_with_context',
     `with c as materialized (
        select id, tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
-         from changes where id > ? and id <= ? order by changes.id limit ?
+         from changes where id > $1 and id <= $2 order by changes.id limit $3
      )
      select
        (select coalesce(json_agg(json_build_object('id', c.id::text, 'tx', c.tx::text, 'occurred_at', date_trunc('milliseconds', c.occurred_at),
                  'type', c.type, 'actor_id', c.actor_id, 'client_id', c.client_id, 'team_id', c.team_id, 'note_id', c.note_id,
                  'subject_id', c.subject_id, 'payload', c.payload) order by c.id), '[]') from c) as changes,
-       ${contextColumns({ teams: 'in (select team_id from c)', notes: 'in (select note_id from c)', apps: 'in (select client_id from c)' })}`,
+       ${contextColumns({ teams: 'in (select team_id from c)', notes: 'in (select note_id from c)', apps: 'in (select client_id from c)' }, '$4')}`,
     [range.after, range.upTo, range.limit, literal(users)],
-    { method: 'all', connectionType: connection },
+    connection,
   );
   // occurred_at comes as JSON text, cut to milliseconds as the driver's Date is
   const changes = jsonList<Omit<ChangeRow, 'occurred_at'> & { occurred_at: string }>(row!.changes)
