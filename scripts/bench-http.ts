@@ -191,7 +191,8 @@ async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> 
   const keeper = spawn('bash', [path.join(ROOT, 'scripts/lib/postgres.sh'), 'serve'], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, NODE: process.execPath },
+    // commit times recorded: the events case measures delivery from each change's commit (scripts/lib/bench-events.ts)
+    env: { ...process.env, NODE: process.execPath, PG_SETTINGS: '-c track_commit_timestamp=on' },
   });
   children.add(keeper);
   const stop = () => stopChild(keeper, 'stdin', 90_000);

@@ -13,13 +13,14 @@
 //   - { type: 'close', answers, graceMs }: `answers` are the writes answered while the streams were open (page id,
 //     version, answer time); waits (at most graceMs) until each has reached every stream, closes the streams and
 //     replies with one delay per delivery (write x stream): from the write's answer, and from the event's
-//     `occurred_at` (the change's time in the database, wall clock), and what went wrong.
+//     `occurred_at` (the change's time in the database, wall clock), from its commit when `commits` names the
+//     commit time of each change (PostgreSQL with track_commit_timestamp), and what went wrong.
 // Exits when its parent goes away.
 import http from 'node:http';
 
 export type ReadersRequest =
   | { type: 'open'; baseUrl: string; tokens: string[] }
-  | { type: 'close'; answers: Float64Array; graceMs: number };
+  | { type: 'close'; answers: Float64Array; graceMs: number; commits?: Float64Array };
 export type ReadersReply =
   | { type: 'opened'; streams: number }
   | {
@@ -28,6 +29,11 @@ export type ReadersReply =
       fromAnswer: Float64Array;
       /** Per delivery, milliseconds from the event's occurred_at to its arrival (wall clock, 1 ms resolution). */
       fromOccurred: Float64Array;
+      /**
+       * Per delivery, milliseconds from the change's commit to its arrival (wall clock), when `close` was given the
+       * commit times (change id, epoch milliseconds, two numbers each: PostgreSQL's track_commit_timestamp).
+       */
+      fromCommit: Float64Array;
       /** Deliveries that had not come within graceMs, on streams still open, and the writes they were of. */
       missing: number;
       missingWrites: number;
@@ -44,6 +50,7 @@ const wallOffset = Date.now() - now();
 const PAGE = '"page":{"id":';
 const VERSION = ',"version":';
 const OCCURRED = '"occurred_at":"';
+const FRAME_ID = 'id: ';
 
 type Stream = { request: http.ClientRequest; tail: string; ended: boolean };
 let streams: Stream[] = [];
@@ -51,6 +58,8 @@ let streams: Stream[] = [];
 let arrivals = new Map<string, Float64Array>();
 /** Per page version: its occurred_at, epoch milliseconds. */
 let occurred = new Map<string, number>();
+/** Per page version: the id of its change (the frame's `id:` line). */
+let changeIds = new Map<string, number>();
 let closing = false;
 
 const send = (reply: ReadersReply) => process.send?.(reply);
@@ -93,6 +102,9 @@ function rowsOf(text: string): Float64Array[] {
       arrivals.set(key, times);
       const stamp = text.lastIndexOf(OCCURRED, found);
       if (stamp >= 0) occurred.set(key, Date.parse(text.slice(stamp + OCCURRED.length, text.indexOf('"', stamp + OCCURRED.length))));
+      // the frame's first line: `id: <change id>` (the JSON after it has no "id: ", only "id":)
+      const frame = text.lastIndexOf(FRAME_ID, found);
+      if (frame >= 0) changeIds.set(key, digitsAt(text, frame + FRAME_ID.length).value);
     }
     rows.push(times);
   }
@@ -146,6 +158,7 @@ async function open(baseUrl: string, tokens: string[]): Promise<void> {
   lastRows = [];
   arrivals = new Map();
   occurred = new Map();
+  changeIds = new Map();
   streams = new Array<Stream>(tokens.length);
   // 20 at a time: 200 clients connecting at the very same moment is not what is measured
   const pending: Promise<Stream>[] = [];
@@ -164,7 +177,9 @@ async function open(baseUrl: string, tokens: string[]): Promise<void> {
   send({ type: 'opened', streams: streams.length });
 }
 
-async function close(answers: Float64Array, graceMs: number): Promise<void> {
+async function close(answers: Float64Array, graceMs: number, commits: Float64Array | undefined): Promise<void> {
+  const committed = new Map<number, number>();
+  for (let at = 0; commits !== undefined && at < commits.length; at += 2) committed.set(commits[at]!, commits[at + 1]!);
   const keys: string[] = [];
   for (let at = 0; at < answers.length; at += 3) keys.push(`${answers[at]}:${answers[at + 1]}`);
   const complete = (key: string) => {
@@ -176,6 +191,7 @@ async function close(answers: Float64Array, graceMs: number): Promise<void> {
   for (const stream of streams) stream.request.destroy();
   const fromAnswer: number[] = [];
   const fromOccurred: number[] = [];
+  const fromCommit: number[] = [];
   let missing = 0;
   let missingWrites = 0;
   for (const [at, key] of keys.entries()) {
@@ -183,6 +199,8 @@ async function close(answers: Float64Array, graceMs: number): Promise<void> {
     const answered = answers[3 * at + 2]!;
     const times = arrivals.get(key);
     const stamp = occurred.get(key);
+    const change = changeIds.get(key);
+    const commit = change === undefined ? undefined : committed.get(change);
     for (const [index, stream] of streams.entries()) {
       const arrived = times?.[index];
       if (arrived === undefined || Number.isNaN(arrived)) {
@@ -191,6 +209,7 @@ async function close(answers: Float64Array, graceMs: number): Promise<void> {
       }
       fromAnswer.push(arrived - answered);
       if (stamp !== undefined) fromOccurred.push(arrived + wallOffset - stamp);
+      if (commit !== undefined) fromCommit.push(arrived + wallOffset - commit);
     }
     if (missing > before) missingWrites += 1;
   }
@@ -199,12 +218,13 @@ async function close(answers: Float64Array, graceMs: number): Promise<void> {
   lastRows = [];
   arrivals = new Map();
   occurred = new Map();
+  changeIds = new Map();
   streams = [];
-  send({ type: 'closed', fromAnswer: Float64Array.from(fromAnswer), fromOccurred: Float64Array.from(fromOccurred), missing, missingWrites, ended });
+  send({ type: 'closed', fromAnswer: Float64Array.from(fromAnswer), fromOccurred: Float64Array.from(fromOccurred), fromCommit: Float64Array.from(fromCommit), missing, missingWrites, ended });
 }
 
 process.on('message', (message: ReadersRequest) => {
-  const work = message.type === 'open' ? open(message.baseUrl, message.tokens) : close(message.answers, message.graceMs);
+  const work = message.type === 'open' ? open(message.baseUrl, message.tokens) : close(message.answers, message.graceMs, message.commits);
   work.catch((error: unknown) => send({ type: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) }));
 });
 process.on('disconnect', () => process.exit(0));

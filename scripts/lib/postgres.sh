@@ -9,6 +9,7 @@
 # (postgresql://postgres@127.0.0.1:PORT/postgres) alone on a line on stdout, then keeps it until its standard input
 # ends (the parent closed the pipe, or died) or it gets SIGINT/SIGTERM; then it stops the server and deletes its
 # directory. Progress goes to stderr. Exit status 1 when no server could be started.
+# PG_SETTINGS: more `-c name=value` settings for the server (the benchmark records commit times).
 #
 # As root the server runs as the `postgres` OS user (created when missing) in a directory under /tmp that it owns;
 # PostgreSQL refuses to run as root. Where it is missing, Debian's postgresql-15 is installed with apt-get (root only).
@@ -130,7 +131,7 @@ start_pg() { # sets PG_DIR, PG_PORT, PG_STARTED; returns non-zero on failure
     PG_PORT="$(free_port)"
     log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
     as_pg "$PG_BINDIR/postgres" -D "$PG_DIR/data" -p "$PG_PORT" -k "$PG_DIR" \
-      -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off \
+      -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off ${PG_SETTINGS:-} \
       </dev/null >>"$PG_DIR/log" 2>&1 &
     PG_PID=$!
     PG_STARTED=1   # from here on cleanup must stop it
