@@ -15,14 +15,20 @@ import type { ConnectionType } from './database.ts';
 export async function preparedQuery<Row>(em: EntityManager, name: string, text: string, values: readonly unknown[], connection: ConnectionType = 'write'): Promise<Row[]> {
   const pool = await (em.getConnection(connection) as PostgreSqlConnection).getNativeClient();
   em.config.getLogger().logQuery({ query: text, params: values, level: 'info' });
+  // one client for the statement and its retry: the deallocation must reach the session that refused the name
+  const client = await pool.connect();
   try {
-    return (await pool.query({ name, text, values: values as unknown[] })).rows as Row[];
-  } catch (error) {
-    // PGlite is one session: a statement prepared by a connection since closed (a pool's idle one) is still there
-    // when a new connection prepares it again. Forgotten, then prepared once more.
-    if ((error as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw error;
-    await pool.query(`deallocate "${name}"`);
-    return (await pool.query({ name, text, values: values as unknown[] })).rows as Row[];
+    try {
+      return (await client.query({ name, text, values: values as unknown[] })).rows as Row[];
+    } catch (error) {
+      // PGlite is one session: a statement prepared by a connection since closed (a pool's idle one) is still there
+      // when a new connection prepares it again. Forgotten, then prepared once more, on the same client.
+      if ((error as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw error;
+      await client.query(`deallocate "${name}"`);
+      return (await client.query({ name, text, values: values as unknown[] })).rows as Row[];
+    }
+  } finally {
+    client.release();
   }
 }
 

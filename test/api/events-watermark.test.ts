@@ -65,7 +65,8 @@ describe('preparedQuery', () => {
     const onRead = await preparedQuery<{ n: number }>(app.em(), 'watermark_test_count', text, [last], 'read');
     expect(onRead).toEqual(onWrite);
     expect(onWrite[0]!.n).toBeGreaterThan(0);
-    // and back: the first connection's statement was forgotten by the second, so it prepares it again too
+    // and back: the first connection still counts the name as its own and binds it, to the statement the second
+    // prepared again (same name, same text)
     expect(await preparedQuery<{ n: number }>(app.em(), 'watermark_test_count', text, [last])).toEqual(onWrite);
   });
 });

@@ -1,8 +1,8 @@
 // The change stream of one server process (GET /api/v1/events; the OpenAPI document describes it): the open streams,
 // and one loop that sends them the change log's new rows. The loop wakes when this process answered a write, when
 // the database announces a change made anywhere (the change feed: every transaction that appends to the log
-// announces `c` as it commits, migration 0018), and every second besides, and passes at most every gap (passGapMs), so a
-// pass under a write load carries many events; its statements run on the stream's own connections
+// announces `c` as it commits, migration 0018), and every second besides, and passes at most every gap
+// (passGapMs), so a pass under a write load carries many events; its statements run on the stream's own connections
 // (STREAM_CONNECTION, database.ts), not behind the writers' in the pool. It moves the safe bound (safe-bound.ts),
 // reads the changes up to it once with what they show and which of the listeners may read them now (permissions at
 // delivery), in one statement, and writes each listener the events it may see. A stream that resumes from an
@@ -19,7 +19,7 @@ import type { Logger } from '../../http/logger.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { ChangeRow } from './events.repository.ts';
 import { eventContextOf, eventTypeOf, idsOf, mayRead, presentEvent, type EventContext, type EventType } from './event-presenter.ts';
-import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark } from './event-stream.repository.ts';
+import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark, type Watermark } from './event-stream.repository.ts';
 import { SafeBound } from './safe-bound.ts';
 
 /** What a stream (or a JSON page) asked for. */
@@ -46,7 +46,7 @@ const POLL_MS = 1000;
 const PASS_GAP_MIN_MS = 50;
 const PASS_GAP_PER_STREAM_MS = 0.6;
 const PASS_GAP_MAX_MS = 150;
-export const passGapMs = (streams: number): number => Math.min(PASS_GAP_MAX_MS, Math.max(PASS_GAP_MIN_MS, streams * PASS_GAP_PER_STREAM_MS));
+const passGapMs = (streams: number): number => Math.min(PASS_GAP_MAX_MS, Math.max(PASS_GAP_MIN_MS, streams * PASS_GAP_PER_STREAM_MS));
 /** How soon the loop reads again while the bound waits for transactions to end (no sooner than the gap). */
 const PENDING_MS = 3;
 /**
@@ -134,7 +134,7 @@ export class EventHub {
    * process has none yet; `seen` is the last id handed out when the call began.
    */
   async safeBound(): Promise<{ bound: number | undefined; seen: number }> {
-    const seen = (await readWatermark(this.#em.fork(), STREAM_CONNECTION, this.#options.embedded)).last;
+    const seen = (await this.#watermark()).last;
     if (this.#bound.value === undefined || this.#bound.value < seen) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -237,15 +237,20 @@ export class EventHub {
     else this.#perToken.set(stream.tokenId, left);
   }
 
+  /** Where the change log stands, read on the stream's connection (the embedded database: its last id alone). */
+  #watermark(): Promise<Watermark> {
+    return readWatermark(this.#em.fork(), STREAM_CONNECTION, this.#options.embedded);
+  }
+
   async #run(): Promise<void> {
     const before = this.#bound.value;
-    this.#bound.observe(await readWatermark(this.#em.fork(), STREAM_CONNECTION, this.#options.embedded));
+    this.#bound.observe(await this.#watermark());
     // the appenders this reading saw are near their commit: a few readings of the watermark alone see them end, and
     // the pass carries every change handed out before it began, not leaving those to the pass after the next gap
     const seen = this.#bound.seen;
     for (const settle = performance.now() + SETTLE_MS; seen !== undefined && (this.#bound.value ?? -1) < seen && performance.now() < settle && !this.#closed; ) {
       await new Promise((resolve) => setTimeout(resolve, SETTLE_STEP_MS));
-      this.#bound.observe(await readWatermark(this.#em.fork(), STREAM_CONNECTION, this.#options.embedded));
+      this.#bound.observe(await this.#watermark());
     }
     const bound = this.#bound.value;
     if (bound === undefined) return;

@@ -99,7 +99,8 @@ export type EventContextRows = { teams: TeamRow[]; notes: NoteRow[]; apps: AppRo
 /**
  * The columns of an event context: the teams, the notes that still exist, the apps, and which of the users are in
  * which of the teams now. `teams`, `notes` and `apps` say which ids (a condition on the id: `= any(?::int[])`, or
- * `in (select ... from c)` over a statement's changes); the users are the parameter `users` names after them (`?`, or `$n` in a prepared statement).
+ * `in (select ... from c)` over a statement's changes); the users are the parameter `users` names after them (`?`,
+ * or `$n` in a prepared statement).
  */
 function contextColumns(ids: { teams: string; notes: string; apps: string }, users = '?'): string {
   return `(select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id ${ids.teams}) as teams,
