@@ -1,7 +1,7 @@
 // exportNote: a note's zip (docs/note-export.md), streamed as it is made. Readers of the note may export it.
 //
 // How many at once: an export holds little (a batch of at most BATCH_TEXT_BYTES of text, the entry being compressed,
-// and yazl's record of each entry for the central directory; docs/note-export.md, "Limits and cost", has the
+// and the zip's central directory, about 100 bytes per entry; docs/note-export.md, "Limits and cost", has the
 // measurements), but it may run for minutes for a slow reader. EXPORTS_AT_ONCE exports are made at a time in each
 // process; the next ones wait their turn, first come first served, before their answer starts (a waiting request
 // holds its socket and nothing else), and one whose client gives up leaves the line. So any number of exports cost
