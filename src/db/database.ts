@@ -25,6 +25,9 @@ export class NoDatabaseError extends Error {}
 export type Database = {
   orm: Orm;
   kind: 'embedded' | 'embedded-shared' | 'postgres';
+  /** Embedded: the directory of the socket through which another process (the admin CLI) reaches this database, as
+   * its DATA_DIR; for an in-memory database (tests) a directory of its own. */
+  socketDir?: string;
   /** What the database announces as it changes (silent unless opened with `listen`, or for the admin CLI). */
   changes: ChangeFeed;
   close(): Promise<void>;
@@ -159,15 +162,12 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   let socketDir: string;
   let pglite: PGlite;
   if (options.dataDir) {
-    if (options.mustExist && !embeddedDatabaseExists(options.dataDir)) {
-      throw new NoDatabaseError(`no database in ${options.dataDir}`);
-    }
-    mkdirSync(options.dataDir, { recursive: true });
     socketDir = options.dataDir;
     const socketPath = embeddedSocketPath(socketDir);
     if (socketPath.length > 100) {
       throw new Error(`DATA_DIR is too long for a Unix socket path (${socketPath}); choose a shorter DATA_DIR`);
     }
+    // a server that answers on the socket has the database open (an in-memory one too, as the tests' servers have)
     if (await socketIsLive(socketPath)) {
       if (!options.shareRunningServer) {
         throw new DatabaseInUseError(`another server is already running on ${options.dataDir} (socket ${socketPath})`);
@@ -175,6 +175,10 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       const orm = await initOrm({ host: socketDir, port: SOCKET_PORT, user: 'postgres', dbName: 'postgres', pool: EMBEDDED_POOL }, options);
       return { orm, kind: 'embedded-shared', changes: silentFeed(), close: () => orm.close(true) };
     }
+    if (options.mustExist && !embeddedDatabaseExists(options.dataDir)) {
+      throw new NoDatabaseError(`no database in ${options.dataDir}`);
+    }
+    mkdirSync(options.dataDir, { recursive: true });
     rmSync(socketPath, { force: true }); // left behind by a server that did not stop cleanly
     const pgdata = embeddedDataPath(options.dataDir);
     const fresh = !existsSync(path.join(pgdata, 'PG_VERSION'));
@@ -215,6 +219,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     orm,
     kind: 'embedded',
     changes,
+    socketDir,
     async close() {
       await orm.close(true);
       await socketServer.stop();

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import yauzl from 'yauzl';
@@ -99,6 +100,17 @@ let world: Awaited<ReturnType<typeof noteWithHistory>>;
 let first: { status: number; headers: Headers; bytes: Buffer };
 let zip: Zip;
 let noteJson: any;
+
+/** How the admin command line, a process of its own, reaches the test server's database. */
+function cliDatabase(): { DATABASE_URL: string; DATA_DIR: string } {
+  if (app.database.kind === 'postgres') return { DATABASE_URL: String(app.database.orm.config.get('clientUrl')), DATA_DIR: app.config.dataDir };
+  // the in-memory database's socket has a directory of its own; the attachments' bytes are under the app's DATA_DIR,
+  // where a server's and its command line's are one directory
+  const socketDir = app.database.socketDir!;
+  const attachments = path.join(socketDir, 'attachments');
+  if (!existsSync(attachments)) symlinkSync(path.join(app.config.dataDir, 'attachments'), attachments);
+  return { DATABASE_URL: '', DATA_DIR: socketDir };
+}
 
 describe('exportNote', () => {
   beforeAll(async () => {
@@ -214,12 +226,13 @@ describe('exportNote', () => {
     expect(table).not.toContain('<table');
   });
 
-  // the admin command line writes the very same zip (PostgreSQL pass: a second process reaches the database by URL)
-  it.skipIf(process.env.TEST_DATABASE !== 'postgres')('is what `npm run admin -- export <team>/<note>` writes to standard output', async () => {
+  // the admin command line writes the very same zip (a second process, which reaches the database by URL on
+  // PostgreSQL, and on the embedded database through the socket of the server that holds it)
+  it('is what `npm run admin -- export <team>/<note>` writes to standard output', async () => {
     const root = new URL('../..', import.meta.url).pathname;
     const child = spawn(`${root}node_modules/.bin/node`, ['src/cli/admin.ts', 'export', `shelf/${world.note.slug}`], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: String(app.database.orm.config.get('clientUrl')), DATA_DIR: app.config.dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+      env: { ...process.env, ...cliDatabase(), NODE_ENV: 'test', LOG_LEVEL: 'silent' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: Buffer[] = [];
@@ -235,12 +248,12 @@ describe('exportNote', () => {
     expect(withoutTime(written.files.get('note.json')!.toString('utf8'))).toBe(withoutTime(zip.files.get('note.json')!.toString('utf8')));
   }, 60_000);
 
-  // and `npm run admin -- import <team>` takes that zip back from standard input as a new note (PostgreSQL pass, as above)
-  it.skipIf(process.env.TEST_DATABASE !== 'postgres')('is taken back by `npm run admin -- import <team> --name`', async () => {
+  // and `npm run admin -- import <team>` takes that zip back from standard input as a new note (reaching it as above)
+  it('is taken back by `npm run admin -- import <team> --name`', async () => {
     const root = new URL('../..', import.meta.url).pathname;
     const child = spawn(`${root}node_modules/.bin/node`, ['src/cli/admin.ts', 'import', 'shelf', '--name', 'from-the-shell'], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: String(app.database.orm.config.get('clientUrl')), DATA_DIR: app.config.dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+      env: { ...process.env, ...cliDatabase(), NODE_ENV: 'test', LOG_LEVEL: 'silent' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
