@@ -1,6 +1,6 @@
 // The export's zip writer (src/modules/exports/zip.ts), read back by yauzl (the import's reader): entries known whole
 // and streamed ones (with a data descriptor), the same bytes for the same entries, ZIP64 past 65,535 entries, the
-// reader's pace reaching the writer, and a reader that goes away.
+// reader's pace reaching the writer, a streamed source that fails, and a reader that goes away.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -131,6 +131,22 @@ describe('ZipWriter', () => {
     expect(failure).toBeInstanceOf(ExportCancelled);
     // a cancelled export is not an error to report
     expect(reported).toBeUndefined();
+  });
+
+  it('cuts the zip short and reports the error when a streamed entry\'s source fails', async () => {
+    let reported: Error | undefined;
+    const source = new Readable({ read() {} });
+    const output = zipOf(async (writer) => {
+      await writer.add('pages/1/1.html', '<p>first</p>');
+      await writer.add('attachments/broken', source);
+      await writer.add('pages/1/2.html', '<p>never</p>');
+    }, (error) => {
+      reported = error;
+    });
+    source.push(Buffer.from('a start'));
+    setTimeout(() => source.destroy(new Error('the disk went away')), 20);
+    await expect(bytesOf(output)).rejects.toThrow('the disk went away');
+    expect(reported?.message).toBe('the disk went away');
   });
 
   it('stops a streamed entry when its reader goes away, and lets go of the source', async () => {

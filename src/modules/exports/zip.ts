@@ -27,6 +27,8 @@ const ZIP64_LOCATOR = 0x07064b50;
 const END = 0x06054b50;
 const MAX_16 = 0xffff;
 const MAX_32 = 0xffffffff;
+/** The size of the slabs the central directory and the output are gathered in. */
+const SLAB = 64 * 1024;
 
 /** 1980-01-01 00:00:00 in DOS fields: the same in every time zone. */
 const DOS_TIME = 0;
@@ -44,8 +46,7 @@ const EXTERNAL_ATTRIBUTES = (0o100644 << 16) >>> 0;
 
 /** The central directory's bytes, written into slabs as the entries are, so an entry keeps no object of its own. */
 class Directory {
-  static readonly SLAB = 64 * 1024;
-  readonly slabs: Buffer[] = [];
+  readonly #slabs: Buffer[] = [];
   #slab = Buffer.alloc(0);
   #used = 0;
   size = 0;
@@ -54,8 +55,8 @@ class Directory {
   /** Room for `bytes` more, in one slab. */
   take(bytes: number): { buffer: Buffer; at: number } {
     if (this.#used + bytes > this.#slab.length) {
-      if (this.#used > 0) this.slabs.push(this.#slab.subarray(0, this.#used));
-      this.#slab = Buffer.allocUnsafeSlow(Math.max(Directory.SLAB, bytes));
+      if (this.#used > 0) this.#slabs.push(this.#slab.subarray(0, this.#used));
+      this.#slab = Buffer.allocUnsafeSlow(Math.max(SLAB, bytes));
       this.#used = 0;
     }
     const at = this.#used;
@@ -67,7 +68,7 @@ class Directory {
 
   /** The whole directory, in order. */
   all(): Buffer[] {
-    return this.#used > 0 ? [...this.slabs, this.#slab.subarray(0, this.#used)] : this.slabs;
+    return this.#used > 0 ? [...this.#slabs, this.#slab.subarray(0, this.#used)] : this.#slabs;
   }
 }
 
@@ -81,8 +82,6 @@ export class ExportCancelled extends Error {
 }
 
 export class ZipWriter {
-  /** What the output's slab gathers before it is sent. */
-  static readonly SLAB = 64 * 1024;
   /** The zip's bytes: pipe it to the reader. */
   readonly output: Readable;
   private readonly directory = new Directory();
@@ -210,13 +209,13 @@ export class ZipWriter {
    */
   private push(bytes: Buffer): void {
     this.offset += bytes.length;
-    if (bytes.length >= ZipWriter.SLAB / 2) {
+    if (bytes.length >= SLAB / 2) {
       this.flush();
       this.output.push(bytes);
       return;
     }
     if (this.slabUsed + bytes.length > this.slab.length) this.flush();
-    if (this.slab.length === 0) this.slab = Buffer.allocUnsafeSlow(ZipWriter.SLAB);
+    if (this.slab.length === 0) this.slab = Buffer.allocUnsafeSlow(SLAB);
     bytes.copy(this.slab, this.slabUsed);
     this.slabUsed += bytes.length;
   }
