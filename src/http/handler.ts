@@ -6,6 +6,7 @@
 // body for a 200, `noContent` for a 204, a `StreamAnswer` for bytes. The wrapper turns that into the HTTP answer.
 import type { AnswerGate } from './answer-gate.ts';
 import type { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperationId, Operations } from '../../generated/operations.gen.ts';
@@ -28,8 +29,13 @@ export const noContent: NoContent = { kind: 'no-content' };
 export type Accepted<Body> = { readonly kind: 'accepted'; readonly body: Body };
 export const accepted = <Body>(body: Body): Accepted<Body> => ({ kind: 'accepted', body });
 
-/** Bytes with their own headers (the attachment download): streamed as they are read, never held whole (304: no body). */
-export type StreamAnswer = { kind: 'stream'; status: 200 | 206 | 304; headers: Record<string, string>; body: Readable };
+/**
+ * Bytes with their own headers (the attachment download): streamed as they are read, never held whole (304: no body).
+ * `direct`: the body is not piped; the source writes the response itself once its status and headers are set (the
+ * change stream, src/modules/events/stream-out.ts), and the body only tells when it is over (destroyed when the
+ * client goes away).
+ */
+export type StreamAnswer = { kind: 'stream'; status: 200 | 206 | 304; headers: Record<string, string>; body: Readable; direct?: (res: ServerResponse) => void };
 
 /** The change stream of this process (src/modules/events/event-hub.ts), as the handlers see it. */
 export type Events = EventHub;

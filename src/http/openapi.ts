@@ -124,7 +124,8 @@ function send(res: Response, result: unknown, list: { base: string; query: Reado
     stream.body.on('error', (error) => res.destroy(error));
     // a client gone: the stream's source stops too (the change stream's listener leaves, a file is closed)
     res.on('close', () => stream.body.destroy());
-    stream.body.pipe(res);
+    if (stream.direct) stream.direct(res);
+    else stream.body.pipe(res);
     return;
   }
   let body = result;

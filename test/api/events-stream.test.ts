@@ -5,11 +5,13 @@
 // `truncated` event first. Bad input answers 400 (unknown type: `invalid_event_type`), unknown teams and notes 404,
 // no token 401. Filters, permissions, ordering under load and limits: events-delivery.test.ts and
 // events-filters.test.ts; several processes: events-processes.test.ts.
+import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { pruneChangeLog } from '../../src/modules/events/retention.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { diagnose, openEventStream, nextSince, readJsonEvents, type EventStream } from '../support/event-stream.ts';
-import { makeNote, makePage } from '../support/factories.ts';
+import { makeNote, makePage, makeUser, uniqueName } from '../support/factories.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -147,6 +149,104 @@ describe('streamEvents: the live form', () => {
     // nothing but the third arrives, even given time for a wrong one
     expect(await both.waitUntil((it) => it.events.length > 1, 700)).toBe('timeout');
     expect(both.changes.map((change) => change.id)).toEqual([all[2].id]);
+  });
+});
+
+/** A connection to the server written and read as bytes: what the wire carries, with no HTTP client between. */
+function rawConnection(baseUrl: string) {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  let received = Buffer.alloc(0);
+  let closed = false;
+  socket.on('data', (data: Buffer) => {
+    received = Buffer.concat([received, data]);
+  });
+  socket.on('close', () => {
+    closed = true;
+  });
+  socket.on('error', () => {});
+  return {
+    send: (text: string) => socket.write(text),
+    text: () => received.toString('latin1'),
+    closed: () => closed,
+    until: async (met: () => boolean, ms = 5000) => {
+      const deadline = Date.now() + ms;
+      while (!met() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      return met();
+    },
+    close: () => socket.destroy(),
+  };
+}
+
+/** The body of a chunked answer, read chunk by chunk (RFC 9112 7.1); `complete`: its last chunk came. */
+function dechunk(body: string): { data: string; complete: boolean; rest: string } {
+  let data = '';
+  let at = 0;
+  for (;;) {
+    const lineEnd = body.indexOf('\r\n', at);
+    if (lineEnd < 0) return { data, complete: false, rest: '' };
+    const size = Number.parseInt(body.slice(at, lineEnd), 16);
+    expect(Number.isNaN(size), `a chunk size line: ${JSON.stringify(body.slice(at, lineEnd + 2))}`).toBe(false);
+    if (size === 0) {
+      expect(body.slice(lineEnd, lineEnd + 4)).toBe('\r\n\r\n');
+      return { data, complete: true, rest: body.slice(lineEnd + 4) };
+    }
+    if (body.length < lineEnd + 2 + size + 2) return { data, complete: false, rest: '' };
+    data += body.slice(lineEnd + 2, lineEnd + 2 + size);
+    expect(body.slice(lineEnd + 2 + size, lineEnd + 4 + size), 'a chunk ends with CRLF').toBe('\r\n');
+    at = lineEnd + 4 + size;
+  }
+}
+
+describe('streamEvents: on the wire (the events are written to the socket, not through the response)', () => {
+  const request = (path: string, token: string, version: string) =>
+    `GET ${path} HTTP/${version}\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`;
+
+  it('HTTP/1.1: each set of events is a chunk; a stream that ends sends the last chunk, and the connection serves the next request', async () => {
+    const owner = await makeUser(app, uniqueName('wire'));
+    const { token, secret } = await issueToken(app.em(), owner.user, { scope: 'read' });
+    const before = await lastChangeId();
+    const first = await writePage();
+    const connection = rawConnection(app.baseUrl);
+    try {
+      connection.send(request(`/api/v1/events?since=${before}&types=page.created`, secret, '1.1'));
+      const body = () => connection.text().slice(connection.text().indexOf('\r\n\r\n') + 4);
+      expect(await connection.until(() => dechunk(body()).data.includes(`"id":${first},`))).toBe(true);
+      const head = connection.text().slice(0, connection.text().indexOf('\r\n\r\n'));
+      expect(head).toMatch(/^HTTP\/1\.1 200 /);
+      expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
+      // a change made now, and heartbeats, come as chunks of their own after the first ones
+      const second = await writePage();
+      expect(await connection.until(() => dechunk(body()).data.includes(`"id":${second},`) && dechunk(body()).data.includes(': heartbeat\n\n'))).toBe(true);
+      const { data } = dechunk(body());
+      expect(data.startsWith('retry: 2000\n\n'), JSON.stringify(data.slice(0, 30))).toBe(true);
+      expect(data.match(/^event: page\.created$/gm)).toHaveLength(2);
+      // the token revoked: the stream ends with the last chunk, and the connection is still good for a request
+      expect((await owner.client.delete(`/api/v1/me/tokens/${token.id}`)).status).toBe(204);
+      expect(await connection.until(() => dechunk(body()).complete)).toBe(true);
+      expect(connection.closed()).toBe(false);
+      connection.send('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+      expect(await connection.until(() => /HTTP\/1\.1 200 /.test(dechunk(body()).rest) && connection.closed())).toBe(true);
+    } finally {
+      connection.close();
+    }
+  });
+
+  it('HTTP/1.0: the events as they are, no chunks, until the connection closes', async () => {
+    const before = await lastChangeId();
+    const pageId = await writePage();
+    const connection = rawConnection(app.baseUrl);
+    try {
+      connection.send(request(`/api/v1/events?since=${before}`, s.member.token, '1.0'));
+      expect(await connection.until(() => connection.text().includes(`"id":${pageId},`))).toBe(true);
+      const [head, body] = connection.text().split('\r\n\r\n') as [string, string];
+      expect(head).toMatch(/^HTTP\/1\.1 200 /);
+      expect(head.toLowerCase()).not.toContain('transfer-encoding');
+      expect(body.startsWith('retry: 2000\n\n'), JSON.stringify(body.slice(0, 30))).toBe(true);
+      expect(body).toMatch(/\nevent: page\.created\ndata: \{[^\n]*\}\n\n/);
+    } finally {
+      connection.close();
+    }
   });
 });
 

@@ -9,7 +9,6 @@
 // older id first catches up alone (in pages of BATCH rows), then joins the loop. Every stream gets a heartbeat
 // comment each EVENTS_HEARTBEAT_SECONDS, when its token is also checked: a token deleted or expired ends it (a
 // deletion announced by the feed ends it at once).
-import { PassThrough } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeEvent } from '../../../generated/client/types.gen.ts';
 import type { ChangeFeed } from '../../db/change-feed.ts';
@@ -21,6 +20,7 @@ import type { ChangeRow } from './events.repository.ts';
 import { eventContextOf, eventTypeOf, idsOf, mayRead, presentEvent, type EventContext, type EventType } from './event-presenter.ts';
 import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark, type Watermark } from './event-stream.repository.ts';
 import { SafeBound } from './safe-bound.ts';
+import { Bytes, StreamOut } from './stream-out.ts';
 
 /** What a stream (or a JSON page) asked for. */
 export type EventFilter = { teamId: number | null; noteId: number | null; types: ReadonlySet<EventType> | null };
@@ -28,7 +28,9 @@ export type EventFilter = { teamId: number | null; noteId: number | null; types:
 export type Listener = { userId: number; tokenId: number; filter: EventFilter };
 
 /** `begun`: its first lines are written (a heartbeat before them would come ahead of the `retry` line). */
-type Stream = Listener & { body: PassThrough; after: number; live: boolean; begun: boolean };
+type Stream = Listener & { out: StreamOut; after: number; live: boolean; begun: boolean };
+
+const HEARTBEAT = new Bytes(Buffer.from(': heartbeat\n\n'));
 
 /** Rows read per statement, live and catching up. */
 const BATCH = 500;
@@ -148,18 +150,18 @@ export class EventHub {
   }
 
   /**
-   * Opens a stream for the listener, starting after `since` (undefined: now); its body is what the answer sends, or
+   * Opens a stream for the listener, starting after `since` (undefined: now): what the answer sends (stream-out.ts), or
    * undefined when the token already holds as many streams as it may here. `first` is written before any event (the
    * `retry` line, a `truncated` event).
    */
-  async openStream(listener: Listener, since: number | undefined, first: string): Promise<PassThrough | undefined> {
+  async openStream(listener: Listener, since: number | undefined, first: string): Promise<StreamOut | undefined> {
     // the token's place is taken before anything is awaited, so streams opened at the same moment are counted too
     const held = this.#perToken.get(listener.tokenId) ?? 0;
     if (held >= this.#options.streamsPerToken) return undefined;
     this.#perToken.set(listener.tokenId, held + 1);
-    const body = new PassThrough();
-    const stream: Stream = { ...listener, body, after: 0, live: false, begun: false };
-    body.on('close', () => this.#remove(stream));
+    const out = new StreamOut();
+    const stream: Stream = { ...listener, out, after: 0, live: false, begun: false };
+    out.body.on('close', () => this.#remove(stream));
     this.#streams.add(stream);
     try {
       if (since !== undefined) stream.after = since;
@@ -168,16 +170,16 @@ export class EventHub {
         stream.after = bound ?? seen;
       }
     } catch (error) {
-      body.destroy();
+      out.body.destroy();
       throw error;
     }
-    body.write(first);
+    out.write(new Bytes(Buffer.from(first)));
     stream.begun = true;
     void this.#catchUp(stream).catch((error: unknown) => {
       this.#log.warn({ err: error }, 'a change stream could not catch up; it is closed (the client resumes)');
-      body.end();
+      out.end();
     });
-    return body;
+    return out;
   }
 
   /** Wakes the loop: something may have been written. A pass begins now, or once the gap after the last one is over. */
@@ -224,7 +226,7 @@ export class EventHub {
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
     clearTimeout(this.#scheduled);
-    for (const stream of this.#streams) stream.body.end();
+    for (const stream of this.#streams) stream.out.end();
     for (const waiter of this.#waiters) waiter.resolve();
     this.#waiters = [];
     await this.#running;
@@ -278,7 +280,7 @@ export class EventHub {
         const context = eventContextOf(read.context);
         // each event is presented and framed once, and each set of events encoded once, whatever the streams
         const frames = new Map<ChangeRow, string>();
-        const chunks = new Map<string, Buffer>();
+        const chunks = new Map<string, Bytes>();
         for (const stream of live) this.#send(stream, changes, context, upTo, frames, chunks);
       }
       from = changes.length < BATCH ? upTo : Number(changes[changes.length - 1]!.id);
@@ -313,9 +315,9 @@ export class EventHub {
   /**
    * Writes the stream the events of `changes` it may see. `framed` holds each event's frame, and `chunks` the bytes
    * of each set of events already written to a stream of this pass: streams that see the same events (unfiltered
-   * streams of callers who may read the same notes: most of them) share one encoded chunk.
+   * streams of callers who may read the same notes: most of them) share one encoded chunk, framed once.
    */
-  #send(stream: Stream, changes: readonly ChangeRow[], context: EventContext, upTo: number, framed = new Map<ChangeRow, string>(), chunks = new Map<string, Buffer>()): void {
+  #send(stream: Stream, changes: readonly ChangeRow[], context: EventContext, upTo: number, framed = new Map<ChangeRow, string>(), chunks = new Map<string, Bytes>()): void {
     const seen: ChangeRow[] = [];
     for (const change of changes) {
       if (Number(change.id) <= stream.after || Number(change.id) > upTo) continue;
@@ -337,19 +339,19 @@ export class EventHub {
         }
         frames += frame;
       }
-      chunk = Buffer.from(frames);
+      chunk = new Bytes(Buffer.from(frames));
       chunks.set(key, chunk);
     }
-    if (chunk.length === 0) return;
-    if (stream.body.writableLength > MAX_BUFFERED_BYTES) {
-      stream.body.end();
+    if (chunk.plain.length === 0) return;
+    if (stream.out.buffered > MAX_BUFFERED_BYTES) {
+      stream.out.end();
       return;
     }
-    stream.body.write(chunk);
+    stream.out.write(chunk);
   }
 
   #heartbeat(): void {
-    for (const stream of this.#streams) if (stream.begun) stream.body.write(': heartbeat\n\n');
+    for (const stream of this.#streams) if (stream.begun) stream.out.write(HEARTBEAT);
     void this.#checkTokens();
   }
 
@@ -359,7 +361,7 @@ export class EventHub {
     const streams = [...this.#streams];
     try {
       const live = await liveTokens(this.#em.fork(), [...new Set(streams.map((stream) => stream.tokenId))], STREAM_CONNECTION);
-      for (const stream of streams) if (!live.has(stream.tokenId)) stream.body.end();
+      for (const stream of streams) if (!live.has(stream.tokenId)) stream.out.end();
     } catch (error) {
       this.#log.warn({ err: error }, 'the change stream could not check its tokens; it tries again at the next heartbeat');
     }

@@ -57,13 +57,13 @@ export const eventOperations = {
       // HEAD: the stream's headers, and no stream held open for a body that is never sent
       if (context.request.method === 'HEAD') return { kind: 'stream', status: 200, headers: streamHeaders, body: new PassThrough().end() } satisfies StreamAnswer;
       const first = `retry: 2000\n\n${truncated ? `event: truncated\ndata: ${JSON.stringify(truncated)}\n\n` : ''}`;
-      const body = await context.events.openStream({ userId: caller.user.id, tokenId: caller.tokenId, filter }, since, first);
-      if (!body) {
+      const out = await context.events.openStream({ userId: caller.user.id, tokenId: caller.tokenId, filter }, since, first);
+      if (!out) {
         throw new HttpError(429, 'too_many_streams', `this token already holds ${context.config.events.streamsPerToken} open change streams here; close one first`, {
           headers: { 'Retry-After': String(context.config.events.heartbeatSeconds) },
         });
       }
-      return { kind: 'stream', status: 200, headers: streamHeaders, body } satisfies StreamAnswer;
+      return { kind: 'stream', status: 200, headers: streamHeaders, body: out.body, direct: (res) => out.attach(res) } satisfies StreamAnswer;
     }
 
     // the JSON form: the events after `since` up to the safe bound, read in id order, those the caller may read
