@@ -34,9 +34,11 @@ export type Config = {
   /**
    * The change stream (GET /api/v1/events): how many days the change log keeps (EVENTS_RETENTION_DAYS, default 30),
    * the heartbeat interval, in which a deleted or expired token's stream also ends (EVENTS_HEARTBEAT_SECONDS, 15),
-   * and how many streams a token may hold open in one process (EVENTS_STREAMS_PER_TOKEN, 5).
+   * how many streams a token may hold open in one process (EVENTS_STREAMS_PER_TOKEN, 5), and who writes the open
+   * streams' sockets (EVENTS_FAN_OUT): a child process of the server ('process', the default:
+   * src/modules/events/fan-out.ts) or the server's own thread ('inline').
    */
-  events: { retentionDays: number; heartbeatSeconds: number; streamsPerToken: number };
+  events: { retentionDays: number; heartbeatSeconds: number; streamsPerToken: number; fanOut: 'process' | 'inline' };
   /**
    * Whether this process runs the projections of the change log (PROJECTION_WORKER: the search index, the webhooks'
    * outbox; src/modules/events/projections.ts). With several processes, any number may: one at a time applies each.
@@ -229,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
       heartbeatSeconds: integer(env, 'EVENTS_HEARTBEAT_SECONDS', 15, 1, 300),
       streamsPerToken: integer(env, 'EVENTS_STREAMS_PER_TOKEN', 5, 1, 10_000),
+      fanOut: oneOf(env, 'EVENTS_FAN_OUT', 'process', ['process', 'inline'] as const),
     },
     webhooks: {
       worker: oneOf(env, 'WEBHOOK_WORKER', 'true', ['true', 'false'] as const) === 'true',

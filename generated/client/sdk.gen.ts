@@ -2063,7 +2063,7 @@ export const listLogs = <ThrowOnError extends boolean = true>(options?: Options<
  * or as `?since=`, and the stream (or the array) starts right after it, without loss or duplicates. Without
  * either, the stream starts now (the JSON form: from the start of the kept log). Each server process sends its
  * streams every event committed since its last pass at once, its passes 50 to 150 ms apart (further apart the
- * more streams it holds), so an event arrives well within a second of its commit. The log keeps
+ * more streams it holds: 80 ms with 200), so an event arrives well within a second of its commit. The log keeps
  * `EVENTS_RETENTION_DAYS` days (30 by default): a `since` older than the oldest kept event first gets one event
  * of type `truncated` with `oldest_id`, then the events from there; never a silent gap.
  *

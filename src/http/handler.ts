@@ -31,9 +31,8 @@ export const accepted = <Body>(body: Body): Accepted<Body> => ({ kind: 'accepted
 
 /**
  * Bytes with their own headers (the attachment download): streamed as they are read, never held whole (304: no body).
- * `direct`: the body is not piped; the source writes the response itself once its status and headers are set (the
- * change stream, src/modules/events/stream-out.ts), and the body only tells when it is over (destroyed when the
- * client goes away).
+ * `direct`: the body is not piped; the source writes the response itself once its status and headers are set, and
+ * hears itself of a client that goes away (the change stream, src/modules/events/stream-out.ts).
  */
 export type StreamAnswer = { kind: 'stream'; status: 200 | 206 | 304; headers: Record<string, string>; body: Readable; direct?: (res: ServerResponse) => void };
 

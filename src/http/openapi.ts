@@ -122,10 +122,13 @@ function send(res: Response, result: unknown, list: { base: string; query: Reado
     res.locals.uncompressed = true; // app.ts: ranges are of the bytes as stored
     res.status(stream.status).set(stream.headers);
     stream.body.on('error', (error) => res.destroy(error));
-    // a client gone: the stream's source stops too (the change stream's listener leaves, a file is closed)
+    if (stream.direct) {
+      stream.direct(res);
+      return;
+    }
+    // a client gone: the stream's source stops too (a file is closed)
     res.on('close', () => stream.body.destroy());
-    if (stream.direct) stream.direct(res);
-    else stream.body.pipe(res);
+    stream.body.pipe(res);
     return;
   }
   let body = result;

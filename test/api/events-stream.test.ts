@@ -178,6 +178,12 @@ function rawConnection(baseUrl: string) {
   };
 }
 
+async function until(met: () => boolean, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!met() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  return met();
+}
+
 /** The body of a chunked answer, read chunk by chunk (RFC 9112 7.1); `complete`: its last chunk came. */
 function dechunk(body: string): { data: string; complete: boolean; rest: string } {
   let data = '';
@@ -198,57 +204,110 @@ function dechunk(body: string): { data: string; complete: boolean; rest: string 
   }
 }
 
-describe('streamEvents: on the wire (the events are written to the socket, not through the response)', () => {
-  const request = (path: string, token: string, version: string) =>
-    `GET ${path} HTTP/${version}\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`;
+// The two ways a stream's socket is written: by the writer process (the default) and by the server itself
+for (const fanOut of ['process', 'inline'] as const) {
+  describe(`streamEvents: on the wire, EVENTS_FAN_OUT=${fanOut} (the events are written to the socket, not through the response)`, () => {
+    let wire: TestApp;
+    let ws: Scenario<'open'>;
+    beforeAll(async () => {
+      wire = await startTestApp({ EVENTS_HEARTBEAT_SECONDS: '1', EVENTS_FAN_OUT: fanOut });
+      ws = await makeScenario(wire, { notes: { open: {} } });
+    });
+    afterAll(async () => wire?.close());
 
-  it('HTTP/1.1: each set of events is a chunk; a stream that ends sends the last chunk, and the connection serves the next request', async () => {
-    const owner = await makeUser(app, uniqueName('wire'));
-    const { token, secret } = await issueToken(app.em(), owner.user, { scope: 'read' });
-    const before = await lastChangeId();
-    const first = await writePage();
-    const connection = rawConnection(app.baseUrl);
-    try {
-      connection.send(request(`/api/v1/events?since=${before}&types=page.created`, secret, '1.1'));
-      const body = () => connection.text().slice(connection.text().indexOf('\r\n\r\n') + 4);
-      expect(await connection.until(() => dechunk(body()).data.includes(`"id":${first},`))).toBe(true);
-      const head = connection.text().slice(0, connection.text().indexOf('\r\n\r\n'));
-      expect(head).toMatch(/^HTTP\/1\.1 200 /);
-      expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
-      // a change made now, and heartbeats, come as chunks of their own after the first ones
-      const second = await writePage();
-      expect(await connection.until(() => dechunk(body()).data.includes(`"id":${second},`) && dechunk(body()).data.includes(': heartbeat\n\n'))).toBe(true);
-      const { data } = dechunk(body());
-      expect(data.startsWith('retry: 2000\n\n'), JSON.stringify(data.slice(0, 30))).toBe(true);
-      expect(data.match(/^event: page\.created$/gm)).toHaveLength(2);
-      // the token revoked: the stream ends with the last chunk, and the connection is still good for a request
-      expect((await owner.client.delete(`/api/v1/me/tokens/${token.id}`)).status).toBe(204);
-      expect(await connection.until(() => dechunk(body()).complete)).toBe(true);
-      expect(connection.closed()).toBe(false);
-      connection.send('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
-      expect(await connection.until(() => /HTTP\/1\.1 200 /.test(dechunk(body()).rest) && connection.closed())).toBe(true);
-    } finally {
-      connection.close();
+    const request = (path: string, token: string, version: string) =>
+      `GET ${path} HTTP/${version}\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`;
+    const last = async (): Promise<number> =>
+      Number((await wire.em().execute<{ id: string }[]>('select coalesce(max(id), 0)::text as id from changes'))[0]!.id);
+    const write = async (title: string): Promise<number> => (await makePage(wire, ws.notes.open, ws.member, { title })).id;
+
+    it('HTTP/1.1: each set of events is a chunk, heartbeats too; a stream that ends sends the last chunk', async () => {
+      const owner = await makeUser(wire, uniqueName('wire'));
+      const { token, secret } = await issueToken(wire.em(), owner.user, { scope: 'read' });
+      const before = await last();
+      const first = await write('Wire 1');
+      const connection = rawConnection(wire.baseUrl);
+      try {
+        connection.send(request(`/api/v1/events?since=${before}&types=page.created`, secret, '1.1'));
+        const body = () => connection.text().slice(connection.text().indexOf('\r\n\r\n') + 4);
+        expect(await connection.until(() => dechunk(body()).data.includes(`"id":${first},`))).toBe(true);
+        const head = connection.text().slice(0, connection.text().indexOf('\r\n\r\n'));
+        expect(head).toMatch(/^HTTP\/1\.1 200 /);
+        expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
+        // who writes the socket now
+        expect(wire.events.handedOver).toBe(fanOut === 'process' ? 1 : 0);
+        // a change made now, and heartbeats, come as chunks of their own after the first ones
+        const second = await write('Wire 2');
+        expect(await connection.until(() => dechunk(body()).data.includes(`"id":${second},`) && dechunk(body()).data.includes(': heartbeat\n\n'))).toBe(true);
+        const { data } = dechunk(body());
+        expect(data.startsWith('retry: 2000\n\n'), JSON.stringify(data.slice(0, 30))).toBe(true);
+        expect(data.match(/^event: page\.created$/gm)).toHaveLength(2);
+        // the token revoked: the stream ends with the last chunk
+        expect((await owner.client.delete(`/api/v1/me/tokens/${token.id}`)).status).toBe(204);
+        expect(await connection.until(() => dechunk(body()).complete)).toBe(true);
+        if (fanOut === 'process') {
+          // the writer process then closes the connection (the server no longer holds it)
+          expect(await connection.until(() => connection.closed())).toBe(true);
+        } else {
+          // the server's own connection serves the next request
+          expect(connection.closed()).toBe(false);
+          connection.send('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+          expect(await connection.until(() => /HTTP\/1\.1 200 /.test(dechunk(body()).rest) && connection.closed())).toBe(true);
+        }
+        expect(await connection.until(() => wire.events.open === 0 && wire.events.handedOver === 0)).toBe(true);
+      } finally {
+        connection.close();
+      }
+    });
+
+    it('HTTP/1.0: the events as they are, no chunks; a client that goes away closes its stream', async () => {
+      const before = await last();
+      const pageId = await write('Wire 3');
+      const connection = rawConnection(wire.baseUrl);
+      try {
+        connection.send(request(`/api/v1/events?since=${before}`, ws.member.token, '1.0'));
+        expect(await connection.until(() => connection.text().includes(`"id":${pageId},`))).toBe(true);
+        const [head, body] = connection.text().split('\r\n\r\n') as [string, string];
+        expect(head).toMatch(/^HTTP\/1\.1 200 /);
+        expect(head.toLowerCase()).not.toContain('transfer-encoding');
+        expect(body.startsWith('retry: 2000\n\n'), JSON.stringify(body.slice(0, 30))).toBe(true);
+        expect(body).toMatch(/\nevent: page\.created\ndata: \{[^\n]*\}\n\n/);
+        expect(wire.events.open).toBe(1);
+      } finally {
+        connection.close();
+      }
+      expect(await connection.until(() => wire.events.open === 0 && wire.events.handedOver === 0)).toBe(true);
+    });
+
+    if (fanOut === 'process') {
+      it('a writer process that dies ends its streams (their clients resume); the next stream forks a new one', async () => {
+        const before = await last();
+        const doomed = await openEventStream(wire.baseUrl, { token: ws.member.token, query: { since: String(before) } });
+        try {
+          expect(await doomed.waitUntil((it) => it.retries.length > 0, 5000)).toBe('met');
+          expect(await until(() => wire.events.handedOver === 1)).toBe(true);
+          const pid = wire.events.writerPid!;
+          expect(pid).toBeGreaterThan(0);
+          process.kill(pid, 'SIGKILL');
+          expect(await doomed.waitForEnd(5000), 'the stream ended with its writer').toBe(true);
+          expect(await until(() => wire.events.open === 0)).toBe(true);
+        } finally {
+          await doomed.close();
+        }
+        // resumed after the last id it had, it gets what came since, through a new writer process
+        const pageId = await write('Wire after');
+        const resumed = await openEventStream(wire.baseUrl, { token: ws.member.token, query: { since: String(before) } });
+        try {
+          expect(await resumed.waitForChange((change) => change.page?.id === pageId, 5000)).toBeDefined();
+          expect(await until(() => wire.events.handedOver === 1)).toBe(true);
+          expect(wire.events.writerPid).not.toBe(undefined);
+        } finally {
+          await resumed.close();
+        }
+      });
     }
   });
-
-  it('HTTP/1.0: the events as they are, no chunks, until the connection closes', async () => {
-    const before = await lastChangeId();
-    const pageId = await writePage();
-    const connection = rawConnection(app.baseUrl);
-    try {
-      connection.send(request(`/api/v1/events?since=${before}`, s.member.token, '1.0'));
-      expect(await connection.until(() => connection.text().includes(`"id":${pageId},`))).toBe(true);
-      const [head, body] = connection.text().split('\r\n\r\n') as [string, string];
-      expect(head).toMatch(/^HTTP\/1\.1 200 /);
-      expect(head.toLowerCase()).not.toContain('transfer-encoding');
-      expect(body.startsWith('retry: 2000\n\n'), JSON.stringify(body.slice(0, 30))).toBe(true);
-      expect(body).toMatch(/\nevent: page\.created\ndata: \{[^\n]*\}\n\n/);
-    } finally {
-      connection.close();
-    }
-  });
-});
+}
 
 describe('streamEvents: the JSON form', () => {
   it('answers an array for ?format=json, Accept: application/json, no Accept, and ?format=json beside Accept: text/event-stream', async () => {

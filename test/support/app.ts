@@ -19,6 +19,8 @@ export type TestApp = {
   baseUrl: string;
   config: Config;
   database: Database;
+  /** The server's change stream (GET /api/v1/events): how many streams are open, and how many the writer process holds. */
+  events: { readonly open: number; readonly handedOver: number; readonly writerPid: number | undefined };
   /** A fresh entity manager, for factories and for checking stored state. */
   em(): EntityManager;
   /** Counts the SQL queries run while `action` runs (only when started with `countQueries`). */
@@ -76,6 +78,7 @@ export async function startTestApp(
     baseUrl,
     config,
     database,
+    events: eventHubOf(app),
     em: () => database.orm.em.fork(),
     rateLimitLeases: () => rateLimitLeases,
     settle: () => projections.settle(),

@@ -5,7 +5,8 @@
 // (passGapMs), so a pass under a write load carries many events; its statements run on the stream's own connections
 // (STREAM_CONNECTION, database.ts), not behind the writers' in the pool. It moves the safe bound (safe-bound.ts),
 // reads the changes up to it once with what they show and which of the listeners may read them now (permissions at
-// delivery), in one statement, and writes each listener the events it may see. A stream that resumes from an
+// delivery), in one statement, and writes each listener the events it may see: through the writer process that
+// holds the streams' sockets (EVENTS_FAN_OUT=process, fan-out.ts), one message a pass. A stream that resumes from an
 // older id first catches up alone (in pages of BATCH rows), then joins the loop. Every stream gets a heartbeat
 // comment each EVENTS_HEARTBEAT_SECONDS, when its token is also checked: a token deleted or expired ends it (a
 // deletion announced by the feed ends it at once).
@@ -21,6 +22,7 @@ import { eventContextOf, eventTypeOf, idsOf, mayRead, presentEvent, type EventCo
 import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark, type Watermark } from './event-stream.repository.ts';
 import { SafeBound } from './safe-bound.ts';
 import { Bytes, StreamOut } from './stream-out.ts';
+import { FanOut } from './fan-out.ts';
 
 /** What a stream (or a JSON page) asked for. */
 export type EventFilter = { teamId: number | null; noteId: number | null; types: ReadonlySet<EventType> | null };
@@ -38,15 +40,16 @@ const BATCH = 500;
 const POLL_MS = 1000;
 /**
  * The least time between two passes of the loop, after the number of streams open. A pass costs a reading of the
- * database and, when the bound moved, one more statement and one write to every open stream (about 30 µs of the
- * server's CPU each, most of it the socket's write: docs/speed.md), whether it carries one event or fifty. So the gap
- * grows with the streams, PASS_GAP_PER_STREAM_MS each (their writes then take at most ~5 % of the process), between
+ * database and, when the bound moved, one more statement and one write to every open stream (~17 µs of CPU each,
+ * most of it the socket's write, in the writer process: docs/speed.md), whether it carries one event or fifty; and
+ * the clients as many reads. So the gap grows with the streams, PASS_GAP_PER_STREAM_MS each, between
  * PASS_GAP_MIN_MS (with few streams, an event goes out sooner; the readings still cost the database) and
- * PASS_GAP_MAX_MS (delivery p99 under 200 ms). An event waits at most a gap for the next pass; a pass then carries
- * every change committed meanwhile.
+ * PASS_GAP_MAX_MS. An event waits at most a gap for the next pass; a pass then carries every change committed
+ * meanwhile. 0.4 ms (80 ms with 200 streams) keeps delivery p99 from the commit under 200 ms in `make bench`, where
+ * 0.6 ms (120 ms) did not once the server's thread wrote the sockets (docs/speed.md, 2026-11-29).
  */
 const PASS_GAP_MIN_MS = 50;
-const PASS_GAP_PER_STREAM_MS = 0.6;
+const PASS_GAP_PER_STREAM_MS = 0.4;
 const PASS_GAP_MAX_MS = 150;
 const passGapMs = (streams: number): number => Math.min(PASS_GAP_MAX_MS, Math.max(PASS_GAP_MIN_MS, streams * PASS_GAP_PER_STREAM_MS));
 /** How soon the loop reads again while the bound waits for transactions to end (no sooner than the gap). */
@@ -65,8 +68,11 @@ const RETRY_MS = 200;
 /** A client that reads this much slower than events come is dropped; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-/** `embedded`: the database is the embedded one this process opened (its watermark needs no look at the locks). */
-export type EventHubOptions = { heartbeatSeconds: number; streamsPerToken: number; embedded: boolean };
+/**
+ * `embedded`: the database is the embedded one this process opened (its watermark needs no look at the locks);
+ * `fanOut`: 'process' hands each stream's socket to the writer process (fan-out.ts), 'inline' writes them here.
+ */
+export type EventHubOptions = { heartbeatSeconds: number; streamsPerToken: number; embedded: boolean; fanOut: 'process' | 'inline' };
 
 /** The stored types a filter's types are read from (`page.moved` is stored as a `page.updated`). */
 export function storedTypes(types: ReadonlySet<EventType> | null): string[] | null {
@@ -103,12 +109,14 @@ export class EventHub {
   #scheduled: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #timers: NodeJS.Timeout[] = [];
+  readonly #fanOut: FanOut | undefined;
 
   constructor(em: EntityManager, changes: ChangeFeed, urls: Urls, log: Logger, options: EventHubOptions) {
     this.#em = em;
     this.#urls = urls;
     this.#log = log;
     this.#options = options;
+    this.#fanOut = options.fanOut === 'process' ? new FanOut(log, MAX_BUFFERED_BYTES) : undefined;
     changes.subscribe((change) => {
       if (this.#streams.size === 0 && this.#waiters.length === 0) return;
       this.poke();
@@ -126,6 +134,16 @@ export class EventHub {
   /** How many streams are open in this process. */
   get open(): number {
     return this.#streams.size;
+  }
+
+  /** How many of them the writer process writes (EVENTS_FAN_OUT=process: fan-out.ts). */
+  get handedOver(): number {
+    return this.#fanOut?.held ?? 0;
+  }
+
+  /** The writer process's id, while it runs. */
+  get writerPid(): number | undefined {
+    return this.#fanOut?.pid;
   }
 
 
@@ -159,7 +177,7 @@ export class EventHub {
     const held = this.#perToken.get(listener.tokenId) ?? 0;
     if (held >= this.#options.streamsPerToken) return undefined;
     this.#perToken.set(listener.tokenId, held + 1);
-    const out = new StreamOut();
+    const out = new StreamOut(this.#fanOut);
     const stream: Stream = { ...listener, out, after: 0, live: false, begun: false };
     out.body.on('close', () => this.#remove(stream));
     this.#streams.add(stream);
@@ -230,6 +248,7 @@ export class EventHub {
     for (const waiter of this.#waiters) waiter.resolve();
     this.#waiters = [];
     await this.#running;
+    await this.#fanOut?.close();
   }
 
   #remove(stream: Stream): void {

@@ -8,6 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
+import type { FanOut } from './fan-out.ts';
 
 const CRLF = Buffer.from('\r\n');
 
@@ -29,17 +30,23 @@ export class Bytes {
 }
 
 export class StreamOut {
-  /** The stream's life: destroyed when the client goes away (openapi.ts) or when the stream ends (end()). */
+  /** The stream's life: destroyed when the client goes away or when the stream ends (end()). */
   readonly body = new PassThrough();
-  /** What was written before the answer began, and whether it was ended meanwhile. */
-  #waiting: Buffer[] = [];
-  #endWhenAttached = false;
+  readonly #fanOut: FanOut | undefined;
+  /** What is written before the answer's first bytes are on the socket, and whether it was ended meanwhile. */
+  #waiting: Bytes[] = [];
+  #endRequested = false;
   #res: ServerResponse | undefined;
-  /** The socket the hub writes to, once the response's own bytes are on it; whether it takes chunks. */
+  /** Where the bytes go once the answer has begun: the socket, written here (and whether it takes chunks), or the writer process. */
   #socket: Socket | undefined;
   #chunked = false;
+  #handed: number | undefined;
 
-  /** The response is ready (status and headers set, openapi.ts): what waited goes out through it. */
+  constructor(fanOut?: FanOut) {
+    this.#fanOut = fanOut;
+  }
+
+  /** The response is ready (status and headers set, openapi.ts): the answer begins with what waited. */
   attach(res: ServerResponse): void {
     if (this.body.destroyed) return;
     if (res.destroyed) {
@@ -47,44 +54,65 @@ export class StreamOut {
       return;
     }
     this.#res = res;
-    const waiting = Buffer.concat(this.#waiting);
-    this.#waiting = [];
-    if (this.#endWhenAttached) {
+    // the client gone: the stream ends (not when this process's copy of a handed socket closes)
+    res.on('close', () => {
+      if (this.#handed === undefined) this.body.destroy();
+    });
+    const waiting = this.#take();
+    if (this.#endRequested) {
       res.end(waiting);
       this.body.destroy();
       return;
     }
     res.write(waiting, (error) => {
-      // a client already gone: the response's close destroys the body, and the stream leaves
       if (error || res.destroyed || !res.socket || this.body.destroyed) return;
-      this.#socket = res.socket;
+      const socket = res.socket;
       // what Node chose for this answer: chunks (HTTP/1.1), or the bytes as they are until the connection closes
       this.#chunked = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding === true;
+      const later = this.#waiting;
+      this.#waiting = [];
+      if (this.#endRequested) {
+        res.end(Buffer.concat(later.map((bytes) => bytes.plain)));
+        this.body.destroy();
+        return;
+      }
+      this.#handed = this.#fanOut?.adopt(socket, this.#chunked, () => this.body.destroy());
+      if (this.#handed === undefined) this.#socket = socket;
+      for (const bytes of later) this.write(bytes);
     });
   }
 
-  /** Bytes waiting to be sent to this client (a client that reads too slowly is dropped: the hub). */
+  #take(): Buffer {
+    const waiting = Buffer.concat(this.#waiting.map((bytes) => bytes.plain));
+    this.#waiting = [];
+    return waiting;
+  }
+
+  /** Bytes waiting to be sent to this client, here (the writer process drops a slow client itself). */
   get buffered(): number {
-    return this.#socket?.writableLength ?? this.#res?.writableLength ?? this.#waiting.reduce((total, part) => total + part.length, 0);
+    return this.#socket?.writableLength ?? this.#waiting.reduce((total, bytes) => total + bytes.plain.length, 0);
   }
 
   get ended(): boolean {
-    return this.body.destroyed || this.#endWhenAttached;
+    return this.body.destroyed || this.#endRequested;
   }
 
   write(bytes: Bytes): void {
     if (this.ended) return;
-    if (this.#socket) this.#socket.write(this.#chunked ? bytes.framed : bytes.plain);
-    else if (this.#res) this.#res.write(bytes.plain);
-    else this.#waiting.push(bytes.plain);
+    if (this.#handed !== undefined) this.#fanOut!.write(this.#handed, bytes);
+    else if (this.#socket) this.#socket.write(this.#chunked ? bytes.framed : bytes.plain);
+    else this.#waiting.push(bytes);
   }
 
   /** Ends the answer (its last chunk) and the stream's life: the hub lets the stream go. */
   end(): void {
     if (this.ended) return;
-    if (this.#res) {
-      if (!this.#res.writableEnded) this.#res.end();
+    if (this.#handed !== undefined) {
+      this.#fanOut!.end(this.#handed);
       this.body.destroy();
-    } else this.#endWhenAttached = true;
+    } else if (this.#socket) {
+      if (!this.#res!.writableEnded) this.#res!.end();
+      this.body.destroy();
+    } else this.#endRequested = true;
   }
 }
