@@ -7,17 +7,19 @@
 // 50 connections over its 50 pages, the same bodies, BENCH_SECONDS), and all three read each answer's version off
 // its tail, so the client does the same work on every side. Reported:
 //   - writes/s with the streams open ÷ without (goal: EVENT_STREAMS_WRITE_GOAL), with the server's CPU time per
-//     write on each side (steadier than the rate on shared cores), and with streams ÷ the floor;
+//     write on each side (steadier than the rate on shared cores; with streams, the server's thread and its writer
+//     process, which writes the streams' sockets: src/modules/events/fan-out.ts), and with streams ÷ the floor;
 //   - delivery: per write answered while the streams were open and per stream, the time from the moment the writer
 //     got the write's answer to the moment that page version's event came on the stream (goal: p99 under
 //     EVENT_DELIVERY_P99_GOAL_MS); also from the event's `occurred_at` (its transaction's start in the database),
 //     and, where the database records commit times (the benchmark's PostgreSQL runs with track_commit_timestamp; PGlite
 //     does not), from the change's commit, the issue's own measure (goal: the same p99);
-//   - the server's resident memory with the streams open: as they opened (before the load), and at its peak under it.
+//   - the server's resident memory with the streams open (its writer process's included): as they opened (before
+//     the load), and at its peak under it.
 // The readers live in a child process of their own (scripts/lib/bench-event-readers.ts says why).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { ReadersReply, ReadersRequest } from './bench-event-readers.ts';
@@ -64,13 +66,33 @@ function cpuMs(pid: number): number {
   }
 }
 
-function rssMegabytes(pid: number): number {
+function ownRssMegabytes(pid: number): number {
   try {
     const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) / 1024 : 0;
   } catch {
     return 0;
   }
+}
+
+/** The server's child processes: the change stream's writer process (src/modules/events/fan-out.ts), once forked. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter((child) => child.trim() !== '').map(Number));
+  } catch {
+    return [];
+  }
+}
+
+/** The server's resident memory, its writer process's included. */
+function rssMegabytes(pid: number): number {
+  return ownRssMegabytes(pid) + childrenOf(pid).reduce((sum, child) => sum + ownRssMegabytes(child), 0);
+}
+
+/** The CPU time of the server's writer process (and any other child), milliseconds. */
+function childrenCpuMs(pid: number): number {
+  return childrenOf(pid).reduce((sum, child) => sum + (cpuMs(child) || 0), 0);
 }
 
 function percentile(values: Float64Array, fraction: number): number {
@@ -234,7 +256,7 @@ export async function benchEvents(options: EventsOptions): Promise<void> {
   const readers = startReaders();
   try {
     const log = new AnswerLog();
-    const spent = { withoutCpu: 0, withoutWrites: 0, withCpu: 0, withWrites: 0, readersCpu: 0, seconds: 0 };
+    const spent = { withoutCpu: 0, withoutWrites: 0, withCpu: 0, withWrites: 0, writerCpu: 0, readersCpu: 0, seconds: 0 };
     const fromAnswer: Float64Array[] = [];
     const fromOccurred: Float64Array[] = [];
     const fromCommit: Float64Array[] = [];
@@ -263,6 +285,7 @@ export async function benchEvents(options: EventsOptions): Promise<void> {
         },
         during: () => {
           const cpu = cpuMs(options.pid);
+          const writerCpu = childrenCpuMs(options.pid);
           const readersCpu = cpuMs(readers.pid);
           const started = now();
           const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMegabytes(options.pid))), 100);
@@ -273,6 +296,7 @@ export async function benchEvents(options: EventsOptions): Promise<void> {
             clearInterval(sampler);
             spent.withWrites += answers.length / 3;
             spent.withCpu += cpuMs(options.pid) - cpu;
+            spent.writerCpu += childrenCpuMs(options.pid) - writerCpu;
             spent.readersCpu += cpuMs(readers.pid) - readersCpu;
             spent.seconds += (now() - started) / 1000;
             trouble.unreadable += log.unreadable;
@@ -301,7 +325,7 @@ export async function benchEvents(options: EventsOptions): Promise<void> {
     const cpuPerWrite = (cpu: number, writes: number) => ms(cpu / writes);
     options.report(`events: writes, ${EVENT_STREAMS} streams open / none`,
       `with ${perSecond(withStreams!.requestsPerSecond)}  without ${perSecond(without!.requestsPerSecond)}  ratio ${ratio.toFixed(2)}  goal >= ${EVENT_STREAMS_WRITE_GOAL}  ` +
-        `(server CPU per write: with ${cpuPerWrite(spent.withCpu, spent.withWrites)}, without ${cpuPerWrite(spent.withoutCpu, spent.withoutWrites)}; ` +
+        `(server CPU per write: with ${cpuPerWrite(spent.withCpu, spent.withWrites)} + its writer process ${cpuPerWrite(spent.writerCpu, spent.withWrites)}, without ${cpuPerWrite(spent.withoutCpu, spent.withoutWrites)}; ` +
         `the readers' process: ${((100 * spent.readersCpu) / 1000 / spent.seconds).toFixed(0)} % of a core)${failed ? `  (${failed} failed requests)` : ''}`,
       ratio >= EVENT_STREAMS_WRITE_GOAL && failed === 0 ? 'ok' : 'FAIL');
     options.report(`events: page write, ${EVENT_STREAMS} streams open, / floor`,
