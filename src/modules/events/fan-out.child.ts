@@ -56,7 +56,8 @@ process.on('message', (message: Message, handle?: Socket) => {
       socket.setNoDelay(true);
       held.set(message.id, { socket, chunked: message.chunked });
       open += 1;
-      // a client that goes away (or sends anything more) closes its stream; the server hears of it
+      // read (a stream's client sends nothing), so that a client going away is seen: its stream closes, and the
+      // server hears of it
       socket.on('data', () => {});
       socket.on('error', () => socket.destroy());
       socket.on('close', () => {
