@@ -59,3 +59,11 @@ describe('PROJECTION_WORKER', () => {
     for (const bad of ['no', '0', 'TRUE', ' true']) expect(() => loadConfig({ PROJECTION_WORKER: bad }), bad).toThrow(/PROJECTION_WORKER/);
   });
 });
+
+describe('EVENTS_FAN_OUT', () => {
+  it('is process by default, takes process or inline, and refuses anything else', () => {
+    expect(loadConfig({}).events.fanOut).toBe('process');
+    expect(loadConfig({ EVENTS_FAN_OUT: 'inline' }).events.fanOut).toBe('inline');
+    for (const bad of ['child', 'INLINE', ' process']) expect(() => loadConfig({ EVENTS_FAN_OUT: bad }), bad).toThrow(/^EVENTS_FAN_OUT/);
+  });
+});

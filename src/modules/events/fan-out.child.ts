@@ -1,8 +1,9 @@
 // The change stream's writer process (fan-out.ts forks it): it holds the sockets of the open streams, handed over by
 // the server once their answer has begun, and writes them what the server's passes send, each set of events once
 // for all the streams that share it. It knows nothing of events, tokens or the database: the server decides who
-// gets what and when a stream ends. Plain Node, no import of the server's code.
+// gets what and when a stream ends. Plain Node: of the server's code it imports the chunk's framing alone.
 import type { Socket } from 'node:net';
+import { chunkFrame } from './stream-out.ts';
 
 type Held = { socket: Socket; chunked: boolean };
 type Message =
@@ -17,7 +18,6 @@ let open = 0;
 let maxBuffered = 4 * 1024 * 1024;
 let stopping = false;
 const LAST_CHUNK = Buffer.from('0\r\n\r\n');
-const CRLF = Buffer.from('\r\n');
 
 const tell = (message: { t: 'closed'; id: number }): void => {
   if (process.connected) process.send!(message);
@@ -82,7 +82,7 @@ process.on('message', (message: Message, handle?: Socket) => {
             end(id);
             continue;
           }
-          if (stream.chunked) stream.socket.write(framed ??= Buffer.concat([Buffer.from(`${plain.length.toString(16)}\r\n`), plain, CRLF]));
+          if (stream.chunked) stream.socket.write(framed ??= chunkFrame(plain));
           else stream.socket.write(plain);
         }
       }

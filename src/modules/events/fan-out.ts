@@ -19,8 +19,6 @@ const CHILD = path.join(import.meta.dirname, 'fan-out.child.ts');
 /** How long close() waits for the child to end its streams and leave. */
 const STOP_MS = 3000;
 
-type Part = { bytes: Bytes; ids: number[] };
-
 export class FanOut {
   readonly #log: Logger;
   readonly #maxBuffered: number;

@@ -3,7 +3,8 @@
 // those bytes are on the socket, the hub writes each set of events to the socket itself, already framed as a chunk
 // of the chunked answer (the frame made once per set, whatever the streams that share it: Bytes). A pass writes
 // every open stream: through a PassThrough piped to the response a write cost ~29 µs of the server's CPU, to the
-// socket ~17 µs (docs/speed.md), and that is most of what the streams cost the writers. The answer is ended
+// socket ~17 µs (docs/speed.md), and that is most of what the streams cost the writers. With a writer process
+// (fan-out.ts) the socket is handed to it instead, and it writes and ends the answer; otherwise the answer is ended
 // through the response, which sends the last chunk.
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
