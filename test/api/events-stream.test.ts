@@ -230,7 +230,7 @@ for (const fanOut of ['process', 'inline'] as const) {
       try {
         connection.send(request(`/api/v1/events?since=${before}&types=page.created`, secret, '1.1'));
         const body = () => connection.text().slice(connection.text().indexOf('\r\n\r\n') + 4);
-        expect(await connection.until(() => dechunk(body()).data.includes(`"id":${first},`))).toBe(true);
+        expect(await connection.until(() => dechunk(body()).data.includes(`"page":{"id":${first},`))).toBe(true);
         const head = connection.text().slice(0, connection.text().indexOf('\r\n\r\n'));
         expect(head).toMatch(/^HTTP\/1\.1 200 /);
         expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
@@ -239,7 +239,7 @@ for (const fanOut of ['process', 'inline'] as const) {
         else expect(wire.events.handedOver).toBe(0);
         // a change made now, and heartbeats, come as chunks of their own after the first ones
         const second = await write('Wire 2');
-        expect(await connection.until(() => dechunk(body()).data.includes(`"id":${second},`) && dechunk(body()).data.includes(': heartbeat\n\n'))).toBe(true);
+        expect(await connection.until(() => dechunk(body()).data.includes(`"page":{"id":${second},`) && dechunk(body()).data.includes(': heartbeat\n\n'))).toBe(true);
         const { data } = dechunk(body());
         expect(data.startsWith('retry: 2000\n\n'), JSON.stringify(data.slice(0, 30))).toBe(true);
         expect(data.match(/^event: page\.created$/gm)).toHaveLength(2);
@@ -267,7 +267,7 @@ for (const fanOut of ['process', 'inline'] as const) {
       const connection = rawConnection(wire.baseUrl);
       try {
         connection.send(request(`/api/v1/events?since=${before}`, ws.member.token, '1.0'));
-        expect(await connection.until(() => connection.text().includes(`"id":${pageId},`))).toBe(true);
+        expect(await connection.until(() => connection.text().includes(`"page":{"id":${pageId},`))).toBe(true);
         const [head, body] = connection.text().split('\r\n\r\n') as [string, string];
         expect(head).toMatch(/^HTTP\/1\.1 200 /);
         expect(head.toLowerCase()).not.toContain('transfer-encoding');
