@@ -5,11 +5,13 @@
 // (passGapMs), so a pass under a write load carries many events; its statements run on the stream's own connections
 // (STREAM_CONNECTION, database.ts), not behind the writers' in the pool. It moves the safe bound (safe-bound.ts),
 // reads the changes up to it once with what they show and which of the listeners may read them now (permissions at
-// delivery), in one statement, and writes each listener the events it may see: through the writer process that
-// holds the streams' sockets (EVENTS_FAN_OUT=process, fan-out.ts), one message a pass. A stream that resumes from an
-// older id first catches up alone (in pages of BATCH rows), then joins the loop. Every stream gets a heartbeat
-// comment each EVENTS_HEARTBEAT_SECONDS, when its token is also checked: a token deleted or expired ends it (a
-// deletion announced by the feed ends it at once).
+// delivery), and writes each listener the events it may see. On PostgreSQL all the reading is one statement (the
+// SQL function change_stream_pass: the watermark, the settle, the changes), so a pass waits once for this busy
+// thread to take an answer, not two to eight times (docs/speed.md); embedded, two. The writes go through the writer
+// process that holds the streams' sockets (EVENTS_FAN_OUT=process, fan-out.ts), one message a pass. A stream that
+// resumes from an older id first catches up alone (in pages of BATCH rows), then joins the loop. Every stream gets a
+// heartbeat comment each EVENTS_HEARTBEAT_SECONDS, when its token is also checked: a token deleted or expired ends it
+// (a deletion announced by the feed ends it at once).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeEvent } from '../../../generated/client/types.gen.ts';
 import type { ChangeFeed } from '../../db/change-feed.ts';
@@ -19,7 +21,7 @@ import type { Logger } from '../../http/logger.ts';
 import type { Urls } from '../../http/urls.ts';
 import type { ChangeRow } from './events.repository.ts';
 import { eventContextOf, eventTypeOf, idsOf, mayRead, presentEvent, type EventContext, type EventType } from './event-presenter.ts';
-import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark, type Watermark } from './event-stream.repository.ts';
+import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark, streamPass, type PassRead, type Watermark } from './event-stream.repository.ts';
 import { SafeBound } from './safe-bound.ts';
 import { Bytes, StreamOut } from './stream-out.ts';
 import { FanOut } from './fan-out.ts';
@@ -57,7 +59,8 @@ const PENDING_MS = 3;
 /**
  * How long a pass waits for the appenders its first reading saw to end, and how often it reads the watermark again
  * meanwhile: they are most often a few milliseconds from their commit, and without the wait the changes they held
- * back went out a whole gap later (delivery p99 with 200 streams, gap 100 ms: 181 ms without, 99 ms with).
+ * back went out a whole gap later (delivery p99 with 200 streams, gap 100 ms: 181 ms without, 99 ms with). On
+ * PostgreSQL the wait runs in the database, inside the pass's one statement (change_stream_pass, migration 0025).
  */
 const SETTLE_MS = 20;
 const SETTLE_STEP_MS = 3;
@@ -264,6 +267,8 @@ export class EventHub {
   }
 
   async #run(): Promise<void> {
+    const live = [...this.#streams].filter((stream) => stream.live);
+    if (!this.#options.embedded && this.#bound.value !== undefined && live.length > 0) return this.#passInOne(this.#bound.value, live);
     const before = this.#bound.value;
     this.#bound.observe(await this.#watermark());
     // the appenders this reading saw are near their commit: a few readings of the watermark alone see them end, and
@@ -279,6 +284,11 @@ export class EventHub {
     let from = before ?? bound;
     for (const stream of this.#streams) if (stream.live && stream.after < from) from = stream.after;
     if (bound > from) await this.#deliver(from, bound);
+    this.#resolveWaiters(bound);
+  }
+
+  /** Resolves the requests waiting for the bound to reach what it has now reached. */
+  #resolveWaiters(bound: number): void {
     const waiting = this.#waiters;
     this.#waiters = [];
     for (const waiter of waiting) {
@@ -287,14 +297,34 @@ export class EventHub {
     }
   }
 
+  /**
+   * A pass on PostgreSQL in one statement (streamPass): the readings and the settle run in the database, and the
+   * changes come with them, so the pass waits for one answer on this process's busy thread, not for two to eight.
+   */
+  async #passInOne(before: number, live: readonly Stream[]): Promise<void> {
+    let from = before;
+    for (const stream of live) if (stream.after < from) from = stream.after;
+    const users = [...new Set(live.map((stream) => stream.userId))];
+    const read = await streamPass(this.#em.fork(), { after: from, limit: BATCH, users, settleMs: SETTLE_MS, stepMs: SETTLE_STEP_MS }, STREAM_CONNECTION);
+    this.#bound.observe(read.first);
+    this.#bound.observe(read.final);
+    const bound = this.#bound.value!;
+    if (bound > from) await this.#deliver(from, bound, { read, live });
+    this.#resolveWaiters(bound);
+  }
+
   /** Sends the changes in (after, upTo] to the live streams, in pages of BATCH. */
-  async #deliver(after: number, upTo: number): Promise<void> {
+  async #deliver(after: number, upTo: number, first?: { read: PassRead; live: readonly Stream[] }): Promise<void> {
     let from = after;
+    // the first page may come read already (streamPass), for the streams live then (its context is for their users),
+    // up to a last id beyond the bound: cut to the bound
+    let page = first;
     while (from < upTo) {
-      const live = [...this.#streams].filter((stream) => stream.live);
+      const live = page ? page.live.filter((stream) => stream.live && this.#streams.has(stream)) : [...this.#streams].filter((stream) => stream.live);
       if (live.length === 0) return;
-      const read = await changesWithContext(this.#em.fork(), { after: from, upTo, limit: BATCH }, [...new Set(live.map((stream) => stream.userId))], STREAM_CONNECTION);
-      const changes = read.changes;
+      const read = page?.read ?? await changesWithContext(this.#em.fork(), { after: from, upTo, limit: BATCH }, [...new Set(live.map((stream) => stream.userId))], STREAM_CONNECTION);
+      page = undefined;
+      const changes = read.changes.filter((change) => Number(change.id) <= upTo);
       if (changes.length > 0) {
         const context = eventContextOf(read.context);
         // each event is presented and framed once, and each set of events encoded once, whatever the streams
@@ -302,7 +332,7 @@ export class EventHub {
         const chunks = new Map<string, Bytes>();
         for (const stream of live) this.#send(stream, changes, context, upTo, frames, chunks);
       }
-      from = changes.length < BATCH ? upTo : Number(changes[changes.length - 1]!.id);
+      from = read.changes.length < BATCH ? upTo : Math.min(upTo, Number(read.changes[read.changes.length - 1]!.id));
       for (const stream of live) if (stream.live && stream.after < from) stream.after = from;
     }
   }

@@ -1,6 +1,7 @@
 // The SQL of the change stream (event-hub.ts): where the change log stands (its watermark), the changes of a range
-// of ids, what presenting and permitting them needs (teams, notes, apps, memberships, in one statement per kind for
-// a whole batch), which tokens still hold, and the log's retention.
+// of ids, what presenting and permitting them needs (teams, notes, apps, memberships, for a whole batch at once: the
+// SQL functions of migration 0025), a whole pass on PostgreSQL in one statement, which tokens still hold, and the
+// log's retention.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ConnectionType } from '../../db/database.ts';
 import { preparedQuery } from '../../db/rows.ts';
@@ -96,74 +97,74 @@ export type AppRow = { id: number; client_id: string; name: string };
 
 export type EventContextRows = { teams: TeamRow[]; notes: NoteRow[]; apps: AppRow[]; memberships: { team_id: number; user_id: number }[] };
 
-/**
- * The columns of an event context: the teams, the notes that still exist, the apps, and which of the users are in
- * which of the teams now. `teams`, `notes` and `apps` say which ids (a condition on the id: `= any(?::int[])`, or
- * `in (select ... from c)` over a statement's changes); the users are the parameter `users` names after them (`?`,
- * or `$n` in a prepared statement).
- */
-function contextColumns(ids: { teams: string; notes: string; apps: string }, users = '?'): string {
-  return `(select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name)), '[]') from teams t where t.id ${ids.teams}) as teams,
-       (select coalesce(json_agg(json_build_object('id', n.id, 'team_id', n.team_id, 'slug', n.slug, 'is_private', n.is_private)), '[]')
-          from notes n where n.id ${ids.notes}) as notes,
-       (select coalesce(json_agg(json_build_object('id', a.id, 'client_id', a.client_id, 'name', a.name)), '[]') from oauth_clients a where a.id ${ids.apps}) as apps,
-       (select coalesce(json_agg(json_build_object('team_id', m.team_id, 'user_id', m.user_id)), '[]')
-          from memberships m where m.team_id ${ids.teams} and m.user_id = any(${users}::int[])) as memberships`;
-}
+/** A JSON value as the driver hands it (parsed, or text on some paths). */
+const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) as T : value as T);
 
-/** A JSON column as the driver hands it (parsed, or text on some paths). */
-const jsonList = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) as T[] : value as T[]);
-
-function contextRows(row: Record<'teams' | 'notes' | 'apps' | 'memberships', unknown>): EventContextRows {
-  return { teams: jsonList(row.teams), notes: jsonList(row.notes), apps: jsonList(row.apps), memberships: jsonList(row.memberships) };
-}
-
-/** What the events of a batch show and who may read them (contextColumns), in one statement. */
+/** What the events of a batch show and who may read them: the SQL function change_context (migration 0025). */
 export async function eventContext(
   em: EntityManager,
   ids: { teams: readonly number[]; notes: readonly number[]; apps: readonly number[]; users: readonly number[] },
   connection: ConnectionType = 'write',
 ): Promise<EventContextRows> {
-  const any = '= any(?::int[])';
-  const [row] = await em.execute<Record<'teams' | 'notes' | 'apps' | 'memberships', unknown>[]>(
-    `select ${contextColumns({ teams: any, notes: any, apps: any })}`,
-    [literal(ids.teams), literal(ids.notes), literal(ids.apps), literal(ids.teams), literal(ids.users)],
+  const [row] = await em.execute<{ context: unknown }[]>(
+    'select change_context(?::int[], ?::int[], ?::int[], ?::int[]) as context',
+    [literal(ids.teams), literal(ids.notes), literal(ids.apps), literal(ids.users)],
     { method: 'all', connectionType: connection },
   );
-  return contextRows(row!);
+  return json<EventContextRows>(row!.context);
+}
+
+type ChangesRead = { changes: ChangeRow[]; context: EventContextRows };
+
+/** The changes and context of change_stream_changes' answer; occurred_at comes as JSON text, cut to milliseconds. */
+function changesRead(answer: { changes: unknown; context: unknown }): ChangesRead {
+  const changes = json<(Omit<ChangeRow, 'occurred_at'> & { occurred_at: string })[]>(answer.changes)
+    .map((change) => ({ ...change, occurred_at: new Date(change.occurred_at) }));
+  return { changes, context: json<EventContextRows>(answer.context) };
 }
 
 /**
- * The changes with ids in (after, upTo], in id order, at most `limit`, and their context for `users`
- * (contextColumns), in one statement: the change stream's loop runs it on every pass that has something to send, and
- * on the embedded database every statement is time the writers wait for. Prepared: planning it took 2.7 of its 4.3
- * ms on PGlite.
+ * The changes with ids in (after, upTo], in id order, at most `limit`, and their context for `users`, in one
+ * statement (the SQL function change_stream_changes, migration 0025): the change stream's loop runs it on every pass
+ * that has something to send on the embedded database (there every statement is time the writers wait for), and for
+ * the pages after the first of a long pass. Prepared: planning its statement took 2.7 of its 4.3 ms on PGlite.
  */
 export async function changesWithContext(
   em: EntityManager,
   range: { after: number; upTo: number; limit: number },
   users: readonly number[],
   connection: ConnectionType = 'write',
-): Promise<{ changes: ChangeRow[]; context: EventContextRows }> {
-  const [row] = await preparedQuery<Record<'changes' | 'teams' | 'notes' | 'apps' | 'memberships', unknown>>(
-    em,
-    'changes_with_context',
-    `with c as materialized (
-       select id, tx, occurred_at, type, actor_id, client_id, team_id, note_id, subject_id, payload
-         from changes where id > $1 and id <= $2 order by changes.id limit $3
-     )
-     select
-       (select coalesce(json_agg(json_build_object('id', c.id::text, 'tx', c.tx::text, 'occurred_at', date_trunc('milliseconds', c.occurred_at),
-                 'type', c.type, 'actor_id', c.actor_id, 'client_id', c.client_id, 'team_id', c.team_id, 'note_id', c.note_id,
-                 'subject_id', c.subject_id, 'payload', c.payload) order by c.id), '[]') from c) as changes,
-       ${contextColumns({ teams: 'in (select team_id from c)', notes: 'in (select note_id from c)', apps: 'in (select client_id from c)' }, '$4')}`,
-    [range.after, range.upTo, range.limit, literal(users)],
-    connection,
+): Promise<ChangesRead> {
+  const [row] = await preparedQuery<{ answer: unknown }>(
+    em, 'changes_with_context', 'select change_stream_changes($1, $2, $3, $4) as answer',
+    [range.after, range.upTo, range.limit, literal(users)], connection,
   );
-  // occurred_at comes as JSON text, cut to milliseconds as the driver's Date is
-  const changes = jsonList<Omit<ChangeRow, 'occurred_at'> & { occurred_at: string }>(row!.changes)
-    .map((change) => ({ ...change, occurred_at: new Date(change.occurred_at) }));
-  return { changes, context: contextRows(row!) };
+  return changesRead(json<{ changes: unknown; context: unknown }>(row!.answer));
+}
+
+/** A pass's readings of the watermark (the first, and the last of the settle) and what it read after them. */
+export type PassRead = ChangesRead & { first: Watermark; final: Watermark };
+
+/**
+ * A pass of the change stream on PostgreSQL in one round trip (the SQL function change_stream_pass, migration 0025):
+ * the watermark, read again every `stepMs` for at most `settleMs` while the appenders its first reading saw are
+ * running, then, read after the last reading, the changes after `after` up to that reading's last id (at most
+ * `limit`) with their context for `users`. The caller takes both readings into its safe bound, in order, and sends
+ * the changes up to the bound: each of those has committed before the changes were read.
+ */
+export async function streamPass(
+  em: EntityManager,
+  pass: { after: number; limit: number; users: readonly number[]; settleMs: number; stepMs: number },
+  connection: ConnectionType = 'write',
+): Promise<PassRead> {
+  const [row] = await preparedQuery<{ answer: unknown }>(
+    em, 'change_stream_pass', 'select change_stream_pass($1, $2, $3, $4, $5, $6, $7) as answer',
+    [pass.after, pass.limit, literal(pass.users), pass.settleMs, pass.stepMs, CHANGE_WRITERS_LOCK.classid, CHANGE_WRITERS_LOCK.objid], connection,
+  );
+  type Reading = { last: string; running: string[] };
+  const answer = json<{ first: Reading; final: Reading; changes: unknown; context: unknown }>(row!.answer);
+  const watermark = (reading: Reading): Watermark => ({ last: Number(reading.last), running: new Set(reading.running) });
+  return { ...changesRead(answer), first: watermark(answer.first), final: watermark(answer.final) };
 }
 
 /** Of `tokenIds`, those that still exist and have not expired. */
