@@ -56,7 +56,12 @@ export async function startTestApp(
       else if (sql.includes(STATS_STATEMENT_MARK)) return;
       else queries += 1;
     } : undefined);
-  const server: Server = createServer();
+  // the tests' HTTP client shares this process's event loop with the server, and the embedded database runs its
+  // statements on that loop too: a long one (a whole reindex) held the loop past the server's 5 s keep-alive
+  // timeout, and when it let go, the client's next request went out on the idle connection in the same turn the
+  // server's timer closed it (ECONNRESET, a fresh clone's CI on 2026-11-29). Across processes the client's own idle
+  // timeout (the server's hint less a margin) comes first; here the server waits longer than any test stays idle.
+  const server: Server = createServer({ keepAliveTimeout: 120_000 });
   answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
