@@ -2,8 +2,8 @@
 // open change stream (GET /api/v1/events with `Accept: text/event-stream`), one per token, and notes when each page
 // version's event reaches each stream. It is its own process so that reading 200 streams does not share an event
 // loop with the writers' client (autocannon in the parent): a busy loop there would stamp the write answers late
-// (shortening the measured delay) and here it would stamp the events late. It reads cheaply: per chunk one clock
-// reading, then the `"page":{"id":N,"version":V}` of each frame found by string search, no JSON parsing, once
+// (shortening the measured delay) and here it would stamp the events late. It reads cheaply: raw sockets, no HTTP
+// client (openOne says why), per chunk one clock reading, then the `"page":{"id":N,"version":V}` of each frame found by string search, no JSON parsing, once
 // for a text that every stream receives alike.
 // Times are CLOCK_MONOTONIC milliseconds (process.hrtime), the same clock in every process of the machine, so the
 // parent's answer times and these arrival times compare directly.
@@ -16,7 +16,7 @@
 //     `occurred_at` (the change's time in the database, wall clock), from its commit when `commits` names the
 //     commit time of each change (PostgreSQL with track_commit_timestamp), and what went wrong.
 // Exits when its parent goes away.
-import http from 'node:http';
+import net from 'node:net';
 
 export type ReadersRequest =
   | { type: 'open'; baseUrl: string; tokens: string[] }
@@ -52,7 +52,7 @@ const VERSION = ',"version":';
 const OCCURRED = '"occurred_at":"';
 const FRAME_ID = 'id: ';
 
-type Stream = { request: http.ClientRequest; tail: string; ended: boolean };
+type Stream = { socket: net.Socket; tail: string; ended: boolean };
 let streams: Stream[] = [];
 /** Per page version (`id:version`): its arrival time at each stream (NaN: not yet). */
 let arrivals = new Map<string, Float64Array>();
@@ -111,44 +111,58 @@ function rowsOf(text: string): Float64Array[] {
   return rows;
 }
 
+/**
+ * Opens a stream on a socket of its own and reads it raw: an HTTP client would parse every chunk of 200 streams a
+ * pass, CPU that the benchmark's readers take from the same 2 cores as the server and its database (a real client
+ * has a machine of its own). The answer's head is read once (its status must be 200); after it, the chunked body's
+ * size lines sit between whole frames (a pass's events are one chunk), where the frames' search does not look.
+ * Latin-1: one byte one character, the cheapest decoding; what is searched is ASCII.
+ */
 function openOne(baseUrl: string, token: string, index: number): Promise<Stream> {
+  const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const request = http.request(`${baseUrl}/api/v1/events`, {
-      headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' },
-      agent: false, // a connection of its own, as each of 200 clients would have
-    });
-    const stream: Stream = { request, tail: '', ended: false };
+    const socket = net.connect(Number(url.port), url.hostname);
+    socket.setEncoding('latin1');
+    const stream: Stream = { socket, tail: '', ended: false };
     let opened = false;
-    request.once('error', (error) => (opened ? (stream.ended = true) : reject(error)));
-    request.once('response', (response) => {
-      if (response.statusCode !== 200) {
-        let body = '';
-        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        response.on('end', () => reject(new Error(`GET /api/v1/events: ${response.statusCode} ${body.slice(0, 300)}`)));
-        return;
-      }
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        const at = now();
-        const text = stream.tail + chunk;
-        const cut = text.lastIndexOf('\n\n');
-        if (cut < 0) {
-          stream.tail = text;
+    let head = '';
+    socket.once('error', (error) => (opened ? (stream.ended = true) : reject(error)));
+    socket.once('connect', () => socket.write(`GET /api/v1/events HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`));
+    socket.on('data', (chunk: string) => {
+      const at = now();
+      let text: string;
+      if (!opened) {
+        head += chunk;
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        if (!head.startsWith('HTTP/1.1 200 ')) {
+          // the whole answer, for the message (an error's body is small)
+          setTimeout(() => {
+            socket.destroy();
+            reject(new Error(`GET /api/v1/events: ${head.slice(0, 600)}`));
+          }, 200);
           return;
         }
-        stream.tail = text.slice(cut + 2);
-        if (!opened) {
-          if (!text.startsWith('retry:')) return reject(new Error(`the stream began with ${JSON.stringify(text.slice(0, 80))}`));
-          opened = true;
-          resolve(stream);
-        }
-        record(text.slice(0, cut), index, at);
-      });
-      response.once('close', () => {
-        if (!closing) stream.ended = true;
-      });
+        // the body is chunked: its first chunk begins with the `retry` line (the server then holds a live stream)
+        const body = head.slice(end + 4);
+        const retry = body.indexOf('retry:');
+        if (retry < 0) return;
+        if (!/^[0-9a-f]+\r\n$/.test(body.slice(0, retry))) return reject(new Error(`the stream began with ${JSON.stringify(body.slice(0, 80))}`));
+        opened = true;
+        resolve(stream);
+        text = body.slice(retry);
+      } else text = stream.tail + chunk;
+      const cut = text.lastIndexOf('\n\n');
+      if (cut < 0) {
+        stream.tail = text;
+        return;
+      }
+      stream.tail = text.slice(cut + 2);
+      record(text.slice(0, cut), index, at);
     });
-    request.end();
+    socket.once('close', () => {
+      if (!closing) stream.ended = true;
+    });
   });
 }
 
@@ -170,7 +184,7 @@ async function open(baseUrl: string, tokens: string[]): Promise<void> {
     }
   } catch (error) {
     closing = true;
-    for (const stream of await Promise.allSettled(pending)) if (stream.status === 'fulfilled') stream.value.request.destroy();
+    for (const stream of await Promise.allSettled(pending)) if (stream.status === 'fulfilled') stream.value.socket.destroy();
     streams = [];
     throw error;
   }
@@ -188,7 +202,7 @@ async function close(answers: Float64Array, graceMs: number, commits: Float64Arr
   };
   for (const deadline = now() + graceMs; now() < deadline && !keys.every(complete); ) await new Promise((resolve) => setTimeout(resolve, 20));
   closing = true;
-  for (const stream of streams) stream.request.destroy();
+  for (const stream of streams) stream.socket.destroy();
   const fromAnswer: number[] = [];
   const fromOccurred: number[] = [];
   const fromCommit: number[] = [];
