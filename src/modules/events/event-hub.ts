@@ -25,11 +25,7 @@ import { changesFor, changesWithContext, eventContext, liveTokens, readWatermark
 import { SafeBound } from './safe-bound.ts';
 import { Bytes, StreamOut } from './stream-out.ts';
 import { FanOut } from './fan-out.ts';
-
-/** What a stream (or a JSON page) asked for. */
-export type EventFilter = { teamId: number | null; noteId: number | null; types: ReadonlySet<EventType> | null };
-
-export type Listener = { userId: number; tokenId: number; filter: EventFilter };
+import { matches, storedTypes, type Listener } from './event-filter.ts';
 
 /** `begun`: its first lines are written (a heartbeat before them would come ahead of the `retry` line). */
 type Stream = Listener & { out: StreamOut; after: number; live: boolean; begun: boolean };
@@ -76,20 +72,6 @@ const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
  * `fanOut`: 'process' hands each stream's socket to the writer process (fan-out.ts), 'inline' writes them here.
  */
 export type EventHubOptions = { heartbeatSeconds: number; streamsPerToken: number; embedded: boolean; fanOut: 'process' | 'inline' };
-
-/** The stored types a filter's types are read from (`page.moved` is stored as a `page.updated`). */
-export function storedTypes(types: ReadonlySet<EventType> | null): string[] | null {
-  if (types === null) return null;
-  const stored = new Set<string>(types);
-  if (types.has('page.moved')) stored.add('page.updated');
-  return [...stored];
-}
-
-function matches(filter: EventFilter, change: ChangeRow, type: EventType): boolean {
-  return (filter.teamId === null || change.team_id === filter.teamId)
-    && (filter.noteId === null || change.note_id === filter.noteId)
-    && (filter.types === null || filter.types.has(type));
-}
 
 export function sseFrame(event: ChangeEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;

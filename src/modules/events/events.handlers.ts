@@ -7,7 +7,7 @@ import { answerWith } from '../../http/answer.ts';
 import { HttpError } from '../../http/errors.ts';
 import { defineOperation, type StreamAnswer } from '../../http/handler.ts';
 import { loadNoteScope, loadTeamScope } from '../access/scope.ts';
-import { storedTypes, type EventFilter } from './event-hub.ts';
+import { storedTypes, type EventFilter } from './event-filter.ts';
 import { eventContextOf, eventTypeOf, idsOf, isEventType, mayRead, presentEvent, type EventType } from './event-presenter.ts';
 import { changesFor, eventContext, oldestChangeId } from './event-stream.repository.ts';
 
