@@ -824,8 +824,15 @@ async function runDatabase(database: Database): Promise<void> {
 
     if (CASES.has('events')) {
       await openFloor('events-floor');
-      await benchEvents({ baseUrl: service.baseUrl, pid: service.pid, sql: sqlConfig, writePaths: seeded.writePaths, headers, writeBody,
-        measure: (sides) => measure(context, sides), report: (label, text, verdict) => report(database, label, text, verdict) });
+      // on PostgreSQL a second server process on the same database holds the streams of the events case's fourth side
+      const second = database === 'postgres' ? await startService(env) : undefined;
+      try {
+        await benchEvents({ baseUrl: service.baseUrl, pid: service.pid, ...(second ? { second: { baseUrl: second.baseUrl } } : {}), sql: sqlConfig,
+          writePaths: seeded.writePaths, headers, writeBody,
+          measure: (sides) => measure(context, sides), report: (label, text, verdict) => report(database, label, text, verdict) });
+      } finally {
+        await second?.stop();
+      }
       await floor!.stop();
       floor = context.floor = undefined;
     }

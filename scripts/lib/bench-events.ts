@@ -39,6 +39,12 @@ export type EventsOptions = {
   baseUrl: string;
   /** The server's process id (its CPU time and resident memory are read from /proc). */
   pid: number;
+  /**
+   * A second server process on the same database (PostgreSQL), when there is one: a fourth side then holds the
+   * streams there while the writes go to the first, the issue's "a change made through process A reaches a stream
+   * held on process B".
+   */
+  second?: { baseUrl: string };
   /** Where the benchmark's seeding SQL goes (DATABASE_URL, or the embedded database's socket). */
   sql: pg.ClientConfig;
   /** The write case's 50 pages, its writer's headers (token, form type) and bodies. */
@@ -251,19 +257,33 @@ function writeLoad(options: EventsOptions, log: AnswerLog): LoadRequest[] {
 const perSecond = (value: number) => `${Math.round(value).toString().padStart(6)} req/s`;
 const ms = (value: number) => `${value.toFixed(value < 10 ? 1 : 0)} ms`;
 
+/** What the sides with streams collect for the report. */
+type Deliveries = { fromAnswer: Float64Array[]; fromOccurred: Float64Array[]; fromCommit: Float64Array[]; missing: number; missingWrites: number; ended: number };
+const noDeliveries = (): Deliveries => ({ fromAnswer: [], fromOccurred: [], fromCommit: [], missing: 0, missingWrites: 0, ended: 0 });
+
 export async function benchEvents(options: EventsOptions): Promise<void> {
   const tokens = await readerTokens(options.sql, EVENT_STREAMS);
   const readers = startReaders();
   try {
     const log = new AnswerLog();
     const spent = { withoutCpu: 0, withoutWrites: 0, withCpu: 0, withWrites: 0, writerCpu: 0, readersCpu: 0, seconds: 0 };
-    const fromAnswer: Float64Array[] = [];
-    const fromOccurred: Float64Array[] = [];
-    const fromCommit: Float64Array[] = [];
-    const trouble = { missing: 0, missingWrites: 0, ended: 0, unreadable: 0 };
+    const here = noDeliveries();
+    const there = noDeliveries();
+    const trouble = { unreadable: 0 };
     let rssOpen = 0;
     let rssPeak = 0;
-    const [floor, without, withStreams] = await options.measure([
+    /** Closes the readers' streams and keeps what they saw of the writes answered meanwhile. */
+    const collect = async (answers: Float64Array, firstChange: Promise<number>, into: Deliveries) => {
+      trouble.unreadable += log.unreadable;
+      const closed = await readers.close(answers, await commitTimes(options.sql, await firstChange));
+      into.fromAnswer.push(closed.fromAnswer);
+      into.fromOccurred.push(closed.fromOccurred);
+      into.fromCommit.push(closed.fromCommit);
+      into.missing += closed.missing;
+      into.missingWrites += closed.missingWrites;
+      into.ended += closed.ended;
+    };
+    const sides: EventSide[] = [
       { label: 'floor, 50 pages', target: 'floor', requests: async () => writeLoad(options, log) },
       {
         label: 'service, 50 pages, no streams', target: 'service', requests: async () => writeLoad(options, log),
@@ -299,26 +319,35 @@ export async function benchEvents(options: EventsOptions): Promise<void> {
             spent.writerCpu += childrenCpuMs(options.pid) - writerCpu;
             spent.readersCpu += cpuMs(readers.pid) - readersCpu;
             spent.seconds += (now() - started) / 1000;
-            trouble.unreadable += log.unreadable;
-            const closed = await readers.close(answers, await commitTimes(options.sql, await firstChange));
-            fromAnswer.push(closed.fromAnswer);
-            fromOccurred.push(closed.fromOccurred);
-            fromCommit.push(closed.fromCommit);
-            trouble.missing += closed.missing;
-            trouble.missingWrites += closed.missingWrites;
-            trouble.ended += closed.ended;
+            await collect(answers, firstChange, here);
           };
         },
       },
-    ]);
+    ];
+    const second = options.second;
+    if (second) {
+      sides.push({
+        label: `service, 50 pages, ${EVENT_STREAMS} streams open on a second process`, target: 'service',
+        requests: async () => {
+          await readers.open(second.baseUrl, tokens);
+          return writeLoad(options, log);
+        },
+        during: () => {
+          const firstChange = lastChangeId(options.sql);
+          log.start();
+          return async () => collect(log.stop(), firstChange, there);
+        },
+      });
+    }
+    const [floor, without, withStreams, onSecond] = await options.measure(sides);
     const joined = (parts: Float64Array[]) => {
       const all = new Float64Array(parts.reduce((sum, part) => sum + part.length, 0));
       parts.reduce((offset, part) => (all.set(part, offset), offset + part.length), 0);
       return all;
     };
-    const delays = joined(fromAnswer);
-    const sinceOccurred = joined(fromOccurred);
-    const sinceCommit = joined(fromCommit);
+    const delays = joined(here.fromAnswer);
+    const sinceOccurred = joined(here.fromOccurred);
+    const sinceCommit = joined(here.fromCommit);
 
     const ratio = withStreams!.requestsPerSecond / without!.requestsPerSecond;
     const failed = without!.failures + withStreams!.failures;
@@ -333,12 +362,12 @@ export async function benchEvents(options: EventsOptions): Promise<void> {
         `(no streams: ${(without!.requestsPerSecond / floor!.requestsPerSecond).toFixed(2)}; no goal)${floor!.failures ? `  (floor: ${floor!.failures} failed requests)` : ''}`,
       'report');
     const p99 = percentile(delays, 0.99);
-    const wrong = trouble.missing + trouble.ended + trouble.unreadable;
+    const wrong = here.missing + here.ended + trouble.unreadable;
     options.report('events: delivery, write answer to stream',
       `p50 ${ms(percentile(delays, 0.5)).padStart(8)}  p99 ${ms(p99).padStart(8)}  max ${ms(percentile(delays, 1))}  goal p99 < ${EVENT_DELIVERY_P99_GOAL_MS} ms  ` +
         `(${delays.length} deliveries: ${spent.withWrites} writes x ${EVENT_STREAMS} streams; ` +
         `${(delays.filter((delay) => delay < 0).length / Math.max(1, delays.length) * 100).toFixed(1)} % came before the writer had its answer` +
-        `${trouble.missing ? `; ${trouble.missing} never came (the events of ${trouble.missingWrites} writes)` : ''}${trouble.ended ? `; ${trouble.ended} streams ended by the server` : ''}` +
+        `${here.missing ? `; ${here.missing} never came (the events of ${here.missingWrites} writes)` : ''}${here.ended ? `; ${here.ended} streams ended by the server` : ''}` +
         `${trouble.unreadable ? `; ${trouble.unreadable} answers without a version` : ''})`,
       delays.length > 0 && p99 < EVENT_DELIVERY_P99_GOAL_MS && wrong === 0 ? 'ok' : 'FAIL');
     options.report('events: delivery, occurred_at to stream',
@@ -352,6 +381,19 @@ export async function benchEvents(options: EventsOptions): Promise<void> {
         `p50 ${ms(percentile(sinceCommit, 0.5)).padStart(8)}  p99 ${ms(commitP99).padStart(8)}  max ${ms(percentile(sinceCommit, 1))}  goal p99 < ${EVENT_DELIVERY_P99_GOAL_MS} ms  ` +
           `(${sinceCommit.length} deliveries, from pg_xact_commit_timestamp, wall clock, 1 ms resolution)`,
         commitP99 < EVENT_DELIVERY_P99_GOAL_MS ? 'ok' : 'FAIL');
+    }
+    if (onSecond) {
+      // the streams on process B, the writes through process A: delivered when B hears of the change (the change feed)
+      const acrossCommit = joined(there.fromCommit);
+      const acrossAnswer = joined(there.fromAnswer);
+      const acrossP99 = percentile(acrossCommit.length > 0 ? acrossCommit : acrossAnswer, 0.99);
+      const lost = there.missing + there.ended + onSecond.failures;
+      options.report('events: delivery, streams on a second process',
+        `${acrossCommit.length > 0 ? 'commit' : 'write answer'} to stream p50 ${ms(percentile(acrossCommit.length > 0 ? acrossCommit : acrossAnswer, 0.5)).padStart(8)}  p99 ${ms(acrossP99).padStart(8)}  goal p99 < ${EVENT_DELIVERY_P99_GOAL_MS} ms  ` +
+          `(writes through the first process, ${onSecond.requestsPerSecond.toFixed(0)} req/s; ${acrossAnswer.length} deliveries; write answer to stream p99 ${ms(percentile(acrossAnswer, 0.99))}` +
+          `${there.missing ? `; ${there.missing} never came (the events of ${there.missingWrites} writes)` : ''}${there.ended ? `; ${there.ended} streams ended by the server` : ''}` +
+          `${onSecond.failures ? `; ${onSecond.failures} failed requests` : ''})`,
+        acrossAnswer.length > 0 && acrossP99 < EVENT_DELIVERY_P99_GOAL_MS && lost === 0 ? 'ok' : 'FAIL');
     }
     options.report(`events: RSS, ${EVENT_STREAMS} streams open`,
       `${rssOpen.toFixed(0).padStart(6)} MB as they opened, ${rssPeak.toFixed(0)} MB peak under the write load  (no goal of its own)`,
