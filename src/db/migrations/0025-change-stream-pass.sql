@@ -46,6 +46,19 @@ begin
   return json_build_object('changes', v_changes, 'context', change_context(v_teams, v_notes, v_apps, p_users));
 end $$;
 
+-- Where the change log stands (safe-bound.ts): the last change id handed out (read from the sequence, which is not
+-- transactional), then the transactions holding the appenders' lock (p_classid, p_objid: CHANGE_WRITERS_LOCK,
+-- events.repository.ts) on this database, by their virtual ids. The order matters: a transaction holding an id at or
+-- below `last` either still holds the lock when the locks are read, or has ended.
+create function change_log_watermark(p_classid int, p_objid int, out last bigint, out running text[])
+  language plpgsql volatile as $$
+begin
+  select case when is_called then last_value else last_value - 1 end into last from changes_id_seq;
+  select coalesce(array_agg(l.virtualtransaction::text), '{}') into running from pg_locks l
+   where l.locktype = 'advisory' and l.classid = p_classid::oid and l.objid = p_objid::oid and l.objsubid = 2
+     and l.database = (select oid from pg_database where datname = current_database());
+end $$;
+
 -- A pass: the watermark, read again every p_step_ms while any transaction the first reading saw holds the
 -- appenders' lock (p_classid, p_objid: CHANGE_WRITERS_LOCK, events.repository.ts), for at most p_settle_ms; then
 -- the changes after p_after up to the last reading's last id (at most p_limit) with their context for p_users.
@@ -56,7 +69,6 @@ end $$;
 create function change_stream_pass(p_after bigint, p_limit int, p_users int[], p_settle_ms int, p_step_ms int, p_classid int, p_objid int)
   returns json language plpgsql volatile as $$
 declare
-  v_database oid := (select oid from pg_database where datname = current_database());
   v_deadline timestamptz := clock_timestamp() + make_interval(secs => p_settle_ms / 1000.0);
   v_first_last bigint;
   v_first_running text[];
@@ -64,18 +76,13 @@ declare
   v_running text[];
   v_read json;
 begin
-  -- the last id first, then the lock's holders (safe-bound.ts: the order matters)
-  select case when is_called then last_value else last_value - 1 end into v_last from changes_id_seq;
-  select coalesce(array_agg(l.virtualtransaction::text), '{}') into v_running from pg_locks l
-   where l.locktype = 'advisory' and l.classid = p_classid::oid and l.objid = p_objid::oid and l.objsubid = 2 and l.database = v_database;
+  select w.last, w.running into v_last, v_running from change_log_watermark(p_classid, p_objid) w;
   v_first_last := v_last;
   v_first_running := v_running;
   -- the appenders the first reading saw are most often a few milliseconds from their commit
   while v_running && v_first_running and clock_timestamp() < v_deadline loop
     perform pg_sleep(p_step_ms / 1000.0);
-    select case when is_called then last_value else last_value - 1 end into v_last from changes_id_seq;
-    select coalesce(array_agg(l.virtualtransaction::text), '{}') into v_running from pg_locks l
-     where l.locktype = 'advisory' and l.classid = p_classid::oid and l.objid = p_objid::oid and l.objsubid = 2 and l.database = v_database;
+    select w.last, w.running into v_last, v_running from change_log_watermark(p_classid, p_objid) w;
   end loop;
   v_read := change_stream_changes(p_after, v_last, p_limit, p_users);
   return json_build_object(

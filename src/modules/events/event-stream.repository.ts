@@ -17,18 +17,13 @@ export type Watermark = { running: ReadonlySet<string>; last: number };
  * The last change id handed out (`last`, read from the sequence, which is not transactional) and, read after it, the
  * transactions appending to the change log now: those holding CHANGE_WRITERS_LOCK on this database (pg_locks; a
  * transaction keeps its locks until it has committed or rolled back, so one that no longer holds it has ended). The
- * order matters (safe-bound.ts): the locks are read in a lateral subquery that depends on the sequence's row, so the
- * executor reads them only once that row is read.
+ * order matters (safe-bound.ts): the SQL function change_log_watermark (migration 0025) reads them in that order,
+ * and change_stream_pass reads the watermark through it too.
  */
 export async function readWatermark(em: EntityManager, connection: ConnectionType = 'write', embedded = false): Promise<Watermark> {
   if (embedded) return { running: new Set(), last: await lastChangeId(em, connection) };
   const [row] = await em.execute<{ running: string[] | string | null; last: string }[]>(
-    `select s.last::text as last, w.running
-       from (select case when is_called then last_value else last_value - 1 end as last from changes_id_seq) s,
-            lateral (select array_agg(l.virtualtransaction) as running from pg_locks l
-                      where l.locktype = 'advisory' and l.classid = ? and l.objid = ? and l.objsubid = 2
-                        and l.database = (select oid from pg_database where datname = current_database())
-                        and s.last is not null) w`,
+    'select w.last::text as last, w.running from change_log_watermark(?, ?) w',
     [CHANGE_WRITERS_LOCK.classid, CHANGE_WRITERS_LOCK.objid],
     { method: 'all', connectionType: connection },
   );
