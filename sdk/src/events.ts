@@ -2,10 +2,12 @@
 // place. It reconnects by itself when the connection ends or breaks, sending the last id it delivered as
 // `Last-Event-ID`, so the events continue right after it, none missed and none twice (the service guarantees the
 // order and the resume). Heartbeat comments are read and dropped. It stops when the caller breaks out of the loop or
-// aborts its signal; an answer that retrying cannot mend (401, 403, 400) is thrown as a NotesApiError.
+// aborts its signal; an answer that retrying cannot mend (401, 403, 400) is thrown as a NotesApiError, and so is a
+// 429 or 5xx whose `Retry-After` is longer than the client's `maxRetryWaitMs` (the error's `retryAfterMs` says it).
 import type { ChangeEvent } from '../../generated/client/types.gen.ts';
-import { backoff, retryAfterMs, sleep, tokenOf, type NotesClient } from './client.ts';
+import { backoff, sleep, tokenOf, type NotesClient } from './client.ts';
 import { errorOfAnswer } from './errors.ts';
+import { retryAfterMs } from './retry-after.ts';
 
 /** An event of the stream: a change (`ChangeEvent`), or `truncated` when the events asked for are past the retention. */
 export type StreamEvent = ChangeEvent | { id: number; type: 'truncated'; oldest_id: number };
@@ -23,7 +25,7 @@ export type EventsOptions = {
 };
 
 export async function* events(client: NotesClient, options: EventsOptions = {}): AsyncGenerator<StreamEvent, void, undefined> {
-  const { baseUrl, fetch: send, backoffMs } = client.notes;
+  const { baseUrl, fetch: send, backoffMs, maxRetryWaitMs } = client.notes;
   let lastId = options.since === undefined ? undefined : String(options.since);
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
@@ -50,21 +52,14 @@ export async function* events(client: NotesClient, options: EventsOptions = {}):
       }
       if (response.status === 429 || response.status >= 500) {
         failures += 1;
-        const wait = retryAfterMs(response.headers.get('retry-after')) ?? backoff(backoffMs, Math.min(failures, 8));
+        const asked = retryAfterMs(response.headers.get('retry-after'));
+        if (asked !== undefined && asked > maxRetryWaitMs) throw errorOfAnswer(await bodyOf(response), response);
+        const wait = asked ?? backoff(backoffMs, Math.min(failures, 8));
         await response.body?.cancel();
         await sleep(wait, signal).catch(() => undefined);
         continue;
       }
-      if (!response.ok || response.body === null) {
-        const text = await response.text();
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // not JSON: the text is the detail
-        }
-        throw errorOfAnswer(body, response);
-      }
+      if (!response.ok || response.body === null) throw errorOfAnswer(await bodyOf(response), response);
       failures = 0;
       try {
         for await (const event of readEvents(response.body)) {
@@ -83,6 +78,16 @@ export async function* events(client: NotesClient, options: EventsOptions = {}):
   } finally {
     // a `break` in the caller's loop ends the connection too
     stop.abort();
+  }
+}
+
+/** An answer's body, parsed when it is JSON (problem details); its text otherwise, which is then the detail. */
+async function bodyOf(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 
