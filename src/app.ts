@@ -2,6 +2,7 @@
 // request id + log -> `.json` suffix -> body parsers -> entity manager -> auth -> rate limit -> OpenAPI validator
 // (form coercion, request validation, response validation) -> handlers[operationId] -> one error handler.
 import { AnswerGate } from './http/answer-gate.ts';
+import { MemoryPressure } from './http/memory-pressure.ts';
 import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
 import compression from 'compression';
 import cors from 'cors';
@@ -44,9 +45,11 @@ export type AppDependencies = {
   projections?: ProjectionWorker | undefined;
   /** The database is the embedded one this process opened (Database.kind `embedded`): the change stream reads less. */
   embedded?: boolean;
+  /** The heap's watch, which refuses work that can be refused while memory is tight (default: V8's own readings). */
+  pressure?: MemoryPressure;
 };
 
-export function buildApp({ config, orm, logger, changes = silentFeed(), projections, embedded = false }: AppDependencies): express.Express {
+export function buildApp({ config, orm, logger, changes = silentFeed(), projections, embedded = false, pressure = new MemoryPressure().start() }: AppDependencies): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -56,11 +59,12 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   subscribeAll(urls);
   const memory = createMemory(changes, config.cacheBytes);
   // text being built into answers at once: LIMIT_LARGE_ANSWERS full pages of results of a list of long texts
-  const answers = new AnswerGate(config.limits.largeAnswers * config.limits.listTextBytes);
+  const answers = new AnswerGate(config.limits.largeAnswers * config.limits.listTextBytes, pressure);
+  app.locals.pressure = pressure;
   // the change stream of this process (GET /api/v1/events); server.ts and the tests end it with `eventHubOf(app)`
   const events = new EventHub(orm.em.fork(), changes, urls, logger, { ...config.events, embedded });
   app.locals.events = events;
-  const services: AppServices = { config, urls, memory, answers, events };
+  const services: AppServices = { config, urls, memory, answers, events, pressure };
   // a token changed or deleted anywhere is looked up again at its next use
   changes.subscribe((change) => {
     if (!('tags' in change)) return;
@@ -83,7 +87,7 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   });
   // METRICS_TOKEN set: every request is measured and /metrics answers its bearer (metrics.ts); unset, neither
   if (config.metricsToken) {
-    const metrics = createMetrics(config.metricsToken, orm, changes);
+    const metrics = createMetrics(config.metricsToken, orm, changes, pressure);
     app.use(metrics.measure);
     app.use(metrics.routes);
   }

@@ -9,6 +9,7 @@ import { ATTACHMENT_SWEEP_INTERVAL_MS, sweepAttachmentBytes } from './modules/at
 import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from './db/database.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { createLogger } from './http/logger.ts';
+import { memoryFacts, memoryProblem } from './http/memory-check.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
 import { pruneRateLimits } from './db/rate-limits.repository.ts';
@@ -60,6 +61,9 @@ function listen(app: RequestListener, host: string, port: number): Promise<Serve
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const memory = memoryFacts(config.heapLimitMb, config.databaseUrl === undefined);
+  const memoryTrouble = memoryProblem(memory);
+  if (memoryTrouble) throw new ConfigError(memoryTrouble);
   const logger = createLogger(config.logLevel, { service: 'notes' });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, listen: true });
   const prune = () =>
@@ -110,6 +114,7 @@ async function main(): Promise<void> {
     `Notes API listening on ${config.host}:${(server.address() as AddressInfo).port}, database: ${where}`,
     `  base URL: ${config.publicUrl}/api/v1`,
     `  API docs: ${config.publicUrl}/docs`,
+    `  memory: heap ceiling ${Math.round(memory.heapCeilingBytes / 1024 / 1024)} MiB (HEAP_LIMIT_MB=${config.heapLimitMb}), ${Math.round(memory.machineBytes / 1024 / 1024)} MiB on this machine`,
   ];
   if (firstToken) {
     lines.push(

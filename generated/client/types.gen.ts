@@ -1059,10 +1059,11 @@ export type Problem = {
      * | `internal_error` | 500 | the server failed; `request_id` identifies it in the logs |
      * | `docs_not_built` | 503 | the API reference page has not been built on this server |
      * | `shutting_down` | 503 | the server is stopping (readiness probe) |
+     * | `server_busy` | 503 | memory is tight: the server refuses a large answer, an import, an export or a new change stream for now (`Retry-After`) |
      * | `database_unavailable` | 503 | the database does not answer (readiness probe) |
      *
      */
-    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'proposals_only' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'stale_resolution' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'fork_missing' | 'at_in_future' | 'at_before_note' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'database_unavailable';
+    code: 'validation_failed' | 'malformed_body' | 'unauthorized' | 'forbidden' | 'insufficient_scope' | 'proposals_only' | 'not_found' | 'method_not_allowed' | 'name_taken' | 'last_manager' | 'concurrent_change' | 'already_exists' | 'still_referenced' | 'version_conflict' | 'merge_conflict' | 'stale_resolution' | 'edit_conflict' | 'invalid_state' | 'precondition_failed' | 'payload_too_large' | 'headers_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'reserved_name' | 'invalid_name' | 'default_team' | 'unknown_team' | 'unknown_user' | 'cannot_read_note' | 'parent_not_found' | 'page_cycle' | 'tree_too_deep' | 'too_many_tags' | 'invalid_redirect_uri' | 'invalid_webhook_url' | 'unknown_event' | 'not_a_fork' | 'invalid_base_version' | 'invalid_page_version' | 'invalid_deleted_page' | 'work_in_progress' | 'fork_missing' | 'at_in_future' | 'at_before_note' | 'invalid_event_type' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'docs_not_built' | 'shutting_down' | 'server_busy' | 'database_unavailable';
     /**
      * One entry per offending input, where the problem concerns particular inputs.
      */
@@ -2387,6 +2388,14 @@ export type ListNotesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListNotesError = ListNotesErrors[keyof ListNotesErrors];
@@ -2470,6 +2479,14 @@ export type CreateNoteErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateNoteError = CreateNoteErrors[keyof CreateNoteErrors];
@@ -2549,6 +2566,14 @@ export type DeleteNoteErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteNoteError = DeleteNoteErrors[keyof DeleteNoteErrors];
@@ -2640,6 +2665,14 @@ export type GetNoteErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetNoteError = GetNoteErrors[keyof GetNoteErrors];
@@ -2743,6 +2776,14 @@ export type UpdateNoteViaPatchErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateNoteViaPatchError = UpdateNoteViaPatchErrors[keyof UpdateNoteViaPatchErrors];
@@ -2846,6 +2887,14 @@ export type UpdateNoteErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateNoteError = UpdateNoteErrors[keyof UpdateNoteErrors];
@@ -2921,6 +2970,14 @@ export type ListContributorsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListContributorsError = ListContributorsErrors[keyof ListContributorsErrors];
@@ -3013,6 +3070,14 @@ export type CreateForkErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateForkError = CreateForkErrors[keyof CreateForkErrors];
@@ -3111,6 +3176,14 @@ export type PullForkErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type PullForkError = PullForkErrors[keyof PullForkErrors];
@@ -3182,6 +3255,14 @@ export type ExportNoteErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ExportNoteError = ExportNoteErrors[keyof ExportNoteErrors];
@@ -3257,6 +3338,14 @@ export type ListNoteCommentsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListNoteCommentsError = ListNoteCommentsErrors[keyof ListNoteCommentsErrors];
@@ -3349,6 +3438,14 @@ export type CreateNoteCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateNoteCommentError = CreateNoteCommentErrors[keyof CreateNoteCommentErrors];
@@ -3434,6 +3531,14 @@ export type DeleteNoteCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteNoteCommentError = DeleteNoteCommentErrors[keyof DeleteNoteCommentErrors];
@@ -3539,6 +3644,14 @@ export type ListPagesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListPagesError = ListPagesErrors[keyof ListPagesErrors];
@@ -3631,6 +3744,14 @@ export type CreatePageErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreatePageError = CreatePageErrors[keyof CreatePageErrors];
@@ -3716,6 +3837,14 @@ export type DeletePageErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeletePageError = DeletePageErrors[keyof DeletePageErrors];
@@ -3813,6 +3942,14 @@ export type GetPageErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetPageError = GetPageErrors[keyof GetPageErrors];
@@ -3946,6 +4083,14 @@ export type UpdatePageViaPatchErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdatePageViaPatchError = UpdatePageViaPatchErrors[keyof UpdatePageViaPatchErrors];
@@ -4079,6 +4224,14 @@ export type UpdatePageErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdatePageError = UpdatePageErrors[keyof UpdatePageErrors];
@@ -4160,6 +4313,14 @@ export type ListPageCommentsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListPageCommentsError = ListPageCommentsErrors[keyof ListPageCommentsErrors];
@@ -4258,6 +4419,14 @@ export type CreatePageCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreatePageCommentError = CreatePageCommentErrors[keyof CreatePageCommentErrors];
@@ -4349,6 +4518,14 @@ export type DeletePageCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeletePageCommentError = DeletePageCommentErrors[keyof DeletePageCommentErrors];
@@ -4430,6 +4607,14 @@ export type ListPageVersionsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListPageVersionsError = ListPageVersionsErrors[keyof ListPageVersionsErrors];
@@ -4511,6 +4696,14 @@ export type DiffPageVersionsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DiffPageVersionsError = DiffPageVersionsErrors[keyof DiffPageVersionsErrors];
@@ -4590,6 +4783,14 @@ export type GetPageVersionErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetPageVersionError = GetPageVersionErrors[keyof GetPageVersionErrors];
@@ -4682,6 +4883,14 @@ export type RestorePageVersionErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RestorePageVersionError = RestorePageVersionErrors[keyof RestorePageVersionErrors];
@@ -4761,6 +4970,14 @@ export type ListIssuesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListIssuesError = ListIssuesErrors[keyof ListIssuesErrors];
@@ -4853,6 +5070,14 @@ export type CreateIssueErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateIssueError = CreateIssueErrors[keyof CreateIssueErrors];
@@ -4939,6 +5164,14 @@ export type DeleteIssueErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteIssueError = DeleteIssueErrors[keyof DeleteIssueErrors];
@@ -5012,6 +5245,14 @@ export type GetIssueErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetIssueError = GetIssueErrors[keyof GetIssueErrors];
@@ -5111,6 +5352,14 @@ export type UpdateIssueErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateIssueError = UpdateIssueErrors[keyof UpdateIssueErrors];
@@ -5210,6 +5459,14 @@ export type UpdateIssueViaPutErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateIssueViaPutError = UpdateIssueViaPutErrors[keyof UpdateIssueViaPutErrors];
@@ -5292,6 +5549,14 @@ export type ListIssueCommentsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListIssueCommentsError = ListIssueCommentsErrors[keyof ListIssueCommentsErrors];
@@ -5391,6 +5656,14 @@ export type CreateIssueCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateIssueCommentError = CreateIssueCommentErrors[keyof CreateIssueCommentErrors];
@@ -5483,6 +5756,14 @@ export type DeleteIssueCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteIssueCommentError = DeleteIssueCommentErrors[keyof DeleteIssueCommentErrors];
@@ -5582,6 +5863,14 @@ export type AddIssueTagsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type AddIssueTagsError = AddIssueTagsErrors[keyof AddIssueTagsErrors];
@@ -5661,6 +5950,14 @@ export type ListRequestsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListRequestsError = ListRequestsErrors[keyof ListRequestsErrors];
@@ -5753,6 +6050,14 @@ export type CreateRequestErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateRequestError = CreateRequestErrors[keyof CreateRequestErrors];
@@ -5826,6 +6131,14 @@ export type GetRequestErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetRequestError = GetRequestErrors[keyof GetRequestErrors];
@@ -5923,6 +6236,14 @@ export type OpenRequestErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type OpenRequestError = OpenRequestErrors[keyof OpenRequestErrors];
@@ -6020,6 +6341,14 @@ export type CloseRequestErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CloseRequestError = CloseRequestErrors[keyof CloseRequestErrors];
@@ -6125,6 +6454,14 @@ export type MergeRequestErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type MergeRequestError = MergeRequestErrors[keyof MergeRequestErrors];
@@ -6207,6 +6544,14 @@ export type ListRequestCommentsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListRequestCommentsError = ListRequestCommentsErrors[keyof ListRequestCommentsErrors];
@@ -6306,6 +6651,14 @@ export type CreateRequestCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateRequestCommentError = CreateRequestCommentErrors[keyof CreateRequestCommentErrors];
@@ -6398,6 +6751,14 @@ export type DeleteRequestCommentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteRequestCommentError = DeleteRequestCommentErrors[keyof DeleteRequestCommentErrors];
@@ -6473,6 +6834,14 @@ export type ListAttachmentsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListAttachmentsError = ListAttachmentsErrors[keyof ListAttachmentsErrors];
@@ -6557,6 +6926,14 @@ export type CreateAttachmentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateAttachmentError = CreateAttachmentErrors[keyof CreateAttachmentErrors];
@@ -6642,6 +7019,14 @@ export type DeleteAttachmentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteAttachmentError = DeleteAttachmentErrors[keyof DeleteAttachmentErrors];
@@ -6721,6 +7106,14 @@ export type DownloadAttachmentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DownloadAttachmentError = DownloadAttachmentErrors[keyof DownloadAttachmentErrors];
@@ -6786,6 +7179,14 @@ export type GetAttachmentErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetAttachmentError = GetAttachmentErrors[keyof GetAttachmentErrors];
@@ -6841,6 +7242,14 @@ export type ListTeamsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListTeamsError = ListTeamsErrors[keyof ListTeamsErrors];
@@ -6924,6 +7333,14 @@ export type CreateTeamErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateTeamError = CreateTeamErrors[keyof CreateTeamErrors];
@@ -7005,6 +7422,14 @@ export type DeleteTeamErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteTeamError = DeleteTeamErrors[keyof DeleteTeamErrors];
@@ -7065,6 +7490,14 @@ export type GetTeamErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetTeamError = GetTeamErrors[keyof GetTeamErrors];
@@ -7162,6 +7595,14 @@ export type UpdateTeamViaPatchErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateTeamViaPatchError = UpdateTeamViaPatchErrors[keyof UpdateTeamViaPatchErrors];
@@ -7259,6 +7700,14 @@ export type UpdateTeamErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateTeamError = UpdateTeamErrors[keyof UpdateTeamErrors];
@@ -7328,6 +7777,14 @@ export type ListTeamNotesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListTeamNotesError = ListTeamNotesErrors[keyof ListTeamNotesErrors];
@@ -7425,6 +7882,14 @@ export type AddTeamUserErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type AddTeamUserError = AddTeamUserErrors[keyof AddTeamUserErrors];
@@ -7523,6 +7988,14 @@ export type RemoveTeamUserErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RemoveTeamUserError = RemoveTeamUserErrors[keyof RemoveTeamUserErrors];
@@ -7599,6 +8072,14 @@ export type ListWebhooksErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListWebhooksError = ListWebhooksErrors[keyof ListWebhooksErrors];
@@ -7696,6 +8177,14 @@ export type CreateWebhookErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
@@ -7769,6 +8258,14 @@ export type DeleteWebhookErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteWebhookError = DeleteWebhookErrors[keyof DeleteWebhookErrors];
@@ -7842,6 +8339,14 @@ export type GetWebhookErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetWebhookError = GetWebhookErrors[keyof GetWebhookErrors];
@@ -7934,6 +8439,14 @@ export type UpdateWebhookErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateWebhookError = UpdateWebhookErrors[keyof UpdateWebhookErrors];
@@ -8016,6 +8529,14 @@ export type ListWebhookDeliveriesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
@@ -8105,6 +8626,14 @@ export type ImportNoteErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ImportNoteError = ImportNoteErrors[keyof ImportNoteErrors];
@@ -8164,6 +8693,14 @@ export type GetJobErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetJobError = GetJobErrors[keyof GetJobErrors];
@@ -8210,6 +8747,14 @@ export type GetMeErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetMeError = GetMeErrors[keyof GetMeErrors];
@@ -8265,6 +8810,14 @@ export type ListUsersErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListUsersError = ListUsersErrors[keyof ListUsersErrors];
@@ -8324,6 +8877,14 @@ export type GetUserErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetUserError = GetUserErrors[keyof GetUserErrors];
@@ -8392,6 +8953,14 @@ export type ListUserNotesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListUserNotesError = ListUserNotesErrors[keyof ListUserNotesErrors];
@@ -8447,6 +9016,14 @@ export type ListUsernamesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListUsernamesError = ListUsernamesErrors[keyof ListUsernamesErrors];
@@ -8510,6 +9087,14 @@ export type ListLogsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListLogsError = ListLogsErrors[keyof ListLogsErrors];
@@ -8595,6 +9180,14 @@ export type StreamEventsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type StreamEventsError = StreamEventsErrors[keyof StreamEventsErrors];
@@ -8656,6 +9249,14 @@ export type ListMyIssuesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListMyIssuesError = ListMyIssuesErrors[keyof ListMyIssuesErrors];
@@ -8715,6 +9316,14 @@ export type ListChecksErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListChecksError = ListChecksErrors[keyof ListChecksErrors];
@@ -8795,6 +9404,14 @@ export type SearchNotesErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type SearchNotesError = SearchNotesErrors[keyof SearchNotesErrors];
@@ -8858,6 +9475,14 @@ export type ListNotificationsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListNotificationsError = ListNotificationsErrors[keyof ListNotificationsErrors];
@@ -8927,6 +9552,14 @@ export type MarkNotificationsReadErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type MarkNotificationsReadError = MarkNotificationsReadErrors[keyof MarkNotificationsReadErrors];
@@ -9005,6 +9638,14 @@ export type ToggleNotificationErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ToggleNotificationError = ToggleNotificationErrors[keyof ToggleNotificationErrors];
@@ -9077,6 +9718,14 @@ export type ToggleNotificationViaPutErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ToggleNotificationViaPutError = ToggleNotificationViaPutErrors[keyof ToggleNotificationViaPutErrors];
@@ -9132,6 +9781,14 @@ export type ListTokensErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListTokensError = ListTokensErrors[keyof ListTokensErrors];
@@ -9198,6 +9855,14 @@ export type RevokeTokenErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RevokeTokenError = RevokeTokenErrors[keyof RevokeTokenErrors];
@@ -9253,6 +9918,14 @@ export type ListAuthorizationsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListAuthorizationsError = ListAuthorizationsErrors[keyof ListAuthorizationsErrors];
@@ -9317,6 +9990,14 @@ export type RevokeAuthorizationErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RevokeAuthorizationError = RevokeAuthorizationErrors[keyof RevokeAuthorizationErrors];
@@ -9372,6 +10053,14 @@ export type ListAppsErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListAppsError = ListAppsErrors[keyof ListAppsErrors];
@@ -9455,6 +10144,14 @@ export type CreateAppErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateAppError = CreateAppErrors[keyof CreateAppErrors];
@@ -9519,6 +10216,14 @@ export type DeleteAppErrors = {
      *
      */
     500: Problem;
+    /**
+     * The server cannot take this work now, and nothing was done. `server_busy`: its memory is tight (what is alive
+     * passed half the heap's ceiling), and it refuses the work it can refuse (an answer carrying more than 256 KiB of
+     * text, an import, an export, a new change stream) until it has recovered; small requests go on meanwhile.
+     * `shutting_down`: the server is stopping. Retry after the number of seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteAppError = DeleteAppErrors[keyof DeleteAppErrors];

@@ -5,6 +5,7 @@
 // team, note, page: loaded once, before the handler runs) and a context, and returns what the operation answers (typed by `<Operation>Responses`): the JSON
 // body for a 200, `noContent` for a 204, a `StreamAnswer` for bytes. The wrapper turns that into the HTTP answer.
 import type { AnswerGate } from './answer-gate.ts';
+import type { MemoryPressure } from './memory-pressure.ts';
 import type { Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
@@ -53,6 +54,11 @@ export type HandlerContext = {
   memory: Memory;
   /** Resolves when an answer carrying this many bytes of text may be built (the answer gate, answer-gate.ts). */
   admit: (bytes: number) => Promise<void>;
+  /**
+   * Refuses work that can be refused (an import, an export, a new change stream) with 503 and `Retry-After` while
+   * memory is tight (memory-pressure.ts); `what` names it in the problem's detail.
+   */
+  refuseWhenTight: (what: string) => void;
   /** The change feed's mark taken when the request began (src/cache/feed-cache.ts): keep a value only if it still holds. */
   heardAtStart: number;
   /** This process's change stream (GET /api/v1/events). */
@@ -130,4 +136,4 @@ export type OperationTable = {
     | OperationDefinition<Id, 'page'> | ServedByRoute;
 };
 
-export type AppServices = { config: Config; urls: Urls; memory: Memory; answers: AnswerGate; events: Events };
+export type AppServices = { config: Config; urls: Urls; memory: Memory; answers: AnswerGate; events: Events; pressure: MemoryPressure };

@@ -61,6 +61,7 @@ export async function invokeOperation(
     request: req,
     memory: services.memory,
     admit: (bytes) => services.answers.admit(res, bytes),
+    refuseWhenTight: (what) => services.pressure.refuseWhenTight(what),
     heardAtStart,
     events: services.events,
   };

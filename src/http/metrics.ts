@@ -6,6 +6,9 @@
 //       connection. On the embedded database the pool is one connection in front of PGlite's single session, so
 //       `waiting` is PGlite's queue.
 //   notes_change_feed_live  1 while the change feed is heard (otherwise nothing is served from memory)
+//   notes_heap_live_bytes, notes_heap_live_peak_bytes, notes_heap_limit_bytes  what the last full collection left
+//       alive, its largest since the start, and the heap's ceiling (HEAP_LIMIT_MB); notes_memory_refusals the
+//       requests refused with 503 `server_busy` while memory was tight (memory-pressure.ts)
 //   the default process metrics (CPU, memory, heap, GC, handles), including the event loop lag
 //       (nodejs_eventloop_lag_seconds and its percentiles)
 import { timingSafeEqual } from 'node:crypto';
@@ -14,6 +17,7 @@ import client from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Orm } from '../db/database.ts';
 import { unauthorized } from './errors.ts';
+import type { MemoryPressure } from './memory-pressure.ts';
 import { asProblem, plainRouter } from './input-guard.ts';
 
 type PoolStats = { totalCount: number; idleCount: number; waitingCount: number };
@@ -36,7 +40,7 @@ function bearerMatches(header: string | undefined, token: string): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-export function createMetrics(token: string, orm: Orm, changes: ChangeFeed): Metrics {
+export function createMetrics(token: string, orm: Orm, changes: ChangeFeed, pressure: MemoryPressure): Metrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const labelNames = ['operation', 'method', 'status'] as const;
@@ -70,6 +74,12 @@ export function createMetrics(token: string, orm: Orm, changes: ChangeFeed): Met
       this.set(changes.live ? 1 : 0);
     },
   });
+  const heap = (name: string, help: string, read: () => number) =>
+    new client.Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  heap('notes_heap_live_bytes', 'Heap left alive by the last full garbage collection, in bytes', () => pressure.state().liveBytes);
+  heap('notes_heap_live_peak_bytes', 'The largest heap left alive by a full garbage collection since the start, in bytes', () => pressure.state().peakLiveBytes);
+  heap('notes_heap_limit_bytes', "The heap's ceiling (HEAP_LIMIT_MB), in bytes", () => pressure.state().limitBytes);
+  heap('notes_memory_refusals', 'Requests refused with 503 server_busy because memory was tight', () => pressure.state().refused);
   return {
     measure(req, res, next) {
       const started = process.hrtime.bigint();

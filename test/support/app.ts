@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildApp, eventHubOf } from '../../src/app.ts';
+import type { MemoryPressure } from '../../src/http/memory-pressure.ts';
 import { ProjectionWorker } from '../../src/modules/events/projections.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -40,6 +41,8 @@ export async function startTestApp(
     feedDown?: boolean;
     /** a second server on the database of this one, as another process would be (its own connections and memory) */
     beside?: TestApp;
+    /** the heap's watch the app refuses work by (default: V8's readings of this process) */
+    pressure?: MemoryPressure;
     /** where the app's log lines go (default stdout, at LOG_LEVEL: silent unless TEST_LOG_LEVEL says otherwise) */
     logTo?: { write(line: string): void };
   } = {},
@@ -77,7 +80,7 @@ export async function startTestApp(
   // the projections of the change log run when a test asks (settle), not on their own: what a test counts or
   // checks never depends on when a worker happened to run
   const projections = new ProjectionWorker(database.orm.em.fork(), logger);
-  const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes, embedded: database.kind === 'embedded' });
+  const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes, embedded: database.kind === 'embedded', pressure: options.pressure });
   server.on('request', app);
   return {
     baseUrl,

@@ -56,6 +56,7 @@ export const eventOperations = {
       const streamHeaders = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
       // HEAD: the stream's headers, and no stream held open for a body that is never sent
       if (context.request.method === 'HEAD') return { kind: 'stream', status: 200, headers: streamHeaders, body: new PassThrough().end() } satisfies StreamAnswer;
+      context.refuseWhenTight('a new change stream');
       const first = `retry: 2000\n\n${truncated ? `event: truncated\ndata: ${JSON.stringify(truncated)}\n\n` : ''}`;
       const out = await context.events.openStream({ userId: caller.user.id, tokenId: caller.tokenId, filter }, since, first);
       if (!out) {

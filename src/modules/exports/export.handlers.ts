@@ -64,6 +64,7 @@ const slots = new ExportSlots(EXPORTS_AT_ONCE);
 export const exportOperations = {
   exportNote: defineOperation('exportNote', { scope: 'note', action: 'note.read' }, async ({ query }, scope, context): Promise<StreamAnswer> => {
     const format = query.format ?? 'full';
+    context.refuseWhenTight('an export');
     const client = context.request.res;
     const release = await slots.take(client);
     if (release === false) {

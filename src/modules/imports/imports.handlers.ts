@@ -24,6 +24,7 @@ async function presentedJob(context: HandlerContext, job: JobRow) {
 
 export const importOperations = {
   importNote: defineOperation('importNote', { scope: 'team', action: 'team.manage' }, async (_input, scope, context) => {
+    context.refuseWhenTight('an import');
     const storage = storageFor(context.config);
     const upload = await receiveUpload(context.request, { tempDir: storage.tempDir, limit: context.config.limits.importBytes });
     const cleanUp = () => rm(upload.tempPath, { force: true });
