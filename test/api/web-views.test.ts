@@ -229,3 +229,30 @@ describe('a merged version in the history and version views', () => {
     expect((await japanese.client.get(`/deck/merged/${page.id}/histories/3`, { headers: HTML })).text).toContain('バージョン 1 とマージ');
   });
 });
+
+describe('a <pre> in the views (issue 43)', () => {
+  it('is a stop of the keyboard wherever a view shows stored HTML; what the API stores and answers is unchanged', async () => {
+    const code = '<pre>make deploy ENVIRONMENT=production</pre>';
+    const note = await makeNote(app, cast.team, cast.manager.user, { title: 'Code', slug: 'code', description: `Run ${code}` });
+    const page = await makePage(app, note, member, { title: 'Commands', content: `<p>Deploy:</p>${code}` });
+    await member.client.put(`/api/v1/deck/code/${page.id}`, { json: { page: { content: `<p>Deploy with:</p>${code}` } } });
+    await makePageComment(page, member, { comment: `Or ${code}` });
+    const issue = (await member.client.post('/api/v1/deck/code/issues', { json: { issue: { title: 'Flags', description: code } } })).body;
+    const views = {
+      note: '/deck/code', page: `/deck/code/${page.id}`, version: `/deck/code/${page.id}/histories/1`,
+      diff: `/deck/code/${page.id}/histories/diff`, issue: `/deck/code/issues/${issue.index}`,
+    };
+    for (const [name, path] of Object.entries(views)) {
+      const view = await member.client.get(path, { headers: HTML });
+      expect(view.status, name).toBe(200);
+      expect(view.text.match(/<pre[\s>]/g)?.length, name).toBeGreaterThan(0);
+      // every <pre>, and only <pre>: the page view shows the page's and the comment's
+      expect(view.text.match(/<pre[\s>]/g), name).toEqual(view.text.match(/<pre tabindex="0"[\s>]/g)?.map(() => '<pre '));
+    }
+    expect((await member.client.get(views.page, { headers: HTML })).text.match(/<pre tabindex="0">/g)).toHaveLength(2);
+    const stored = await member.client.get(`/api/v1/deck/code/${page.id}`);
+    expect(stored.body.content).toBe(`<p>Deploy with:</p>${code}`);
+    const [row] = await app.em().execute<{ content: string }[]>('select content from page_versions where page_id = ? and index = 1', [page.id]);
+    expect(row!.content).toBe(`<p>Deploy:</p>${code}`);
+  });
+});

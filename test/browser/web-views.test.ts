@@ -2,15 +2,10 @@
 // scripts/run-tests.sh where missing, as for oauth-sign-in.test.ts): an anonymous browser is sent to the sign-in
 // page and back; signed in, it walks user -> team -> note -> page -> history -> diff -> a request with a conflict,
 // and sees the version, the issue, the activity and the notifications. Each view's HTML (as the server sent it)
-// is validated by html-validate and weighs under 50 KB; axe-core, injected into each view, finds 0 violations. An
-// outsider gets the 404 page for a private note of another team, the same page as for a note that does not exist.
-// The session cookie never authorizes /api/v1. Screenshots: test-artifacts/screenshots/<database>-<n>-<view>.png
-// (gitignored), for a person to look at, each also at a phone's width (390 px), where no view scrolls sideways.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { HtmlValidate } from 'html-validate';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+// is held to the views' standards (views-browser.ts `check`: valid HTML under 50 KB, 0 axe violations wide and at a
+// phone's width, where no view scrolls sideways; screenshots kept). An outsider gets the 404 page for a private note
+// of another team, the same page as for a note that does not exist. The session cookie never authorizes /api/v1.
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeIssue, makePage, makePageComment, makeUser, type Actor } from '../support/factories.ts';
@@ -19,15 +14,7 @@ import { givePassword } from '../support/oauth.ts';
 import { Note } from '../../src/modules/notes/note.entity.ts';
 import { User } from '../../src/modules/users/user.entity.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const artifacts = path.resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'screenshots');
-const database = process.env.TEST_DATABASE ?? 'pglite';
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-// SRI is asked of cross-origin resources only: the one stylesheet is this site's own
-const validator = new HtmlValidate({ extends: ['html-validate:standard', 'html-validate:document'], rules: { 'require-sri': ['error', { target: 'crossorigin' }] } });
-const asBrowser = { headers: { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } };
+import { asBrowser, check, launchChromium, signIn } from './views-browser.ts';
 
 const DEPLOY = '<h1>Deploy</h1>\n<p>Run make deploy from a clean checkout.</p>\n<p>Then check the dashboard.</p>\n';
 
@@ -36,12 +23,9 @@ let browser: Browser;
 let cast: Scenario<'secret'>;
 let manager: Actor;
 let password: string;
-let shot = 0;
 const s = {} as { note: { slug: string }; deploy: { id: number; html_url: string }; forkPage: number; requestUrl: string; issueUrl: string; secretUrl: string };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run the tests through scripts/run-tests.sh (make test), which installs it, or apt-get install chromium`);
-  mkdirSync(artifacts, { recursive: true });
   app = await startTestApp();
   cast = await makeScenario(app, { team: 'crew', usernames: { manager: 'mona', member: 'milo', outsider: 'otto', reader: 'rita' }, notes: { secret: { isPrivate: true, title: 'Secret plans' } } });
   manager = cast.manager;
@@ -71,52 +55,12 @@ beforeAll(async () => {
   const upstream = await cast.member.client.put(`/api/v1/crew/runbook/${deploy.id}`, { json: { page: { content: DEPLOY.replace('clean checkout', 'fresh clone').replace('the dashboard', 'the graphs') } } });
   expect(upstream.status, upstream.text).toBe(200);
   s.secretUrl = `${app.baseUrl}/crew/${cast.notes.secret.slug}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
   await app?.close();
 });
-
-/** Signs in through the sign-in page the anonymous browser is sent to, and answers the page it comes back to. */
-async function signIn(context: BrowserContext, start: string, login: string, secret: string, heading = 'Sign in'): Promise<Page> {
-  context.setDefaultTimeout(10_000);
-  const page = await context.newPage();
-  await page.goto(start);
-  expect(new URL(page.url()).pathname).toBe('/oauth/sign-in');
-  expect(await page.locator('h1').textContent()).toBe(heading);
-  await page.fill('#login', login);
-  await page.fill('#password', secret);
-  await Promise.all([page.waitForURL(start), page.click('button[type=submit]')]);
-  return page;
-}
-
-/** The view now shown: valid HTML (as the server sent it), under 50 KB, 0 axe violations; a screenshot kept. */
-async function check(context: BrowserContext, page: Page, name: string, status = 200): Promise<string> {
-  const answer = await context.request.get(page.url(), { maxRedirects: 0, ...asBrowser });
-  expect(answer.status(), page.url()).toBe(status);
-  const text = await answer.text();
-  expect(Buffer.byteLength(text), `${name} weighs`).toBeLessThan(50 * 1024);
-  expect(text).not.toMatch(/<script|\sstyle=|\son[a-z]+=/i);
-  const report = await validator.validateString(text);
-  expect(report.results.flatMap((result) => result.messages.map((message) => `${message.ruleId}: ${message.message}`)), `${name} HTML`).toEqual([]);
-  await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run();
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-  });
-  expect(violations, `${name} accessibility`).toEqual([]);
-  shot += 1;
-  await page.screenshot({ path: path.join(artifacts, `${database}-${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
-  // a phone's width (390 px): nothing makes the page scroll sideways
-  const size = page.viewportSize();
-  await page.setViewportSize({ width: 390, height: 844 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  expect(overflow, `${name} at 390 px scrolls sideways by`).toBeLessThanOrEqual(0);
-  await page.screenshot({ path: path.join(artifacts, `${database}-${String(shot).padStart(2, '0')}-${name}-390.png`), fullPage: true });
-  if (size) await page.setViewportSize(size);
-  return text;
-}
 
 const main = (page: Page) => page.locator('main').innerText();
 

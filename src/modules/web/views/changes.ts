@@ -5,6 +5,7 @@
 import { html, trusted, type Html } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { renderedDiff } from '../rendered-diff.ts';
+import { keyboardScrollable } from './parts.ts';
 
 const LINE = /<li class="(unchanged|del|ins)">(?:<span>|<del>|<ins>)([^]*?)(?:<\/span>|<\/del>|<\/ins>)<\/li>/g;
 
@@ -35,5 +36,5 @@ export function changes(locale: Locale, lineDiff: string): Html {
   const rendered = renderedDiff(before, after);
   const source = html`<details class="source"><summary>${t.sourceDiff}</summary>${trusted(lineDiff)}</details>`;
   if ('tooLarge' in rendered) return html`<p class="muted">${t.tooLargeToRender}</p>${trusted(lineDiff)}`;
-  return html`<div class="content rendered-diff">${trusted(headingsDown(rendered.html))}</div>${source}`;
+  return html`<div class="content rendered-diff">${trusted(keyboardScrollable(headingsDown(rendered.html)))}</div>${source}`;
 }

@@ -41,11 +41,23 @@ export function list(locale: Locale, items: Html[], className = ''): Renderable 
 }
 
 /**
+ * Safe markup (the sanitizer's output, the API's rendered HTML, a rendered diff) with every <pre> a stop of the
+ * keyboard: a line wider than the screen scrolls inside its block (web.css), and a reader without a mouse scrolls it
+ * with the arrow keys once Tab has reached it (axe's scrollable-region-focusable). The view adds it when it renders;
+ * the HTML the API stores and answers never carries it. Safe markup has `<pre` only where a tag starts: the sanitizer
+ * escapes `<` in text and in attribute values.
+ */
+export function keyboardScrollable(markup: string): string {
+  return markup.replace(/<pre(?=[\s>])/g, '<pre tabindex="0"');
+}
+
+/**
  * Stored HTML (page content, comments, conflict regions) as shown: through the sanitizer every rendered field goes
- * through, then its headings one level down (h1 -> h2, ..., h6 stays), under the view's own <h1>.
+ * through, then its headings one level down (h1 -> h2, ..., h6 stays), under the view's own <h1>, and its <pre>
+ * blocks reached by keyboard.
  */
 export function stored(markup: string): Html {
-  return trusted(sanitizeHtml(markup).replace(/<(\/?)h([1-6])>/g, (_tag, slash: string, level: string) => `<${slash}h${Math.min(6, Number(level) + 1)}>`));
+  return trusted(keyboardScrollable(sanitizeHtml(markup).replace(/<(\/?)h([1-6])>/g, (_tag, slash: string, level: string) => `<${slash}h${Math.min(6, Number(level) + 1)}>`)));
 }
 
 /** " via <app>" after who made something through an app (Via); nothing otherwise. */

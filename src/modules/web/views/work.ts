@@ -5,7 +5,7 @@ import { html, trusted } from '../html.ts';
 import type { Locale } from '../i18n.ts';
 import { noteCrumbs } from './note.ts';
 import { changes } from './changes.ts';
-import { commentSection, stored, userLink, viaBadge, when } from './parts.ts';
+import { commentSection, keyboardScrollable, stored, userLink, viaBadge, when } from './parts.ts';
 import { seg, type View } from './view.ts';
 import { viewerOf } from '../web.context.ts';
 
@@ -18,7 +18,7 @@ export async function issueView(view: View, team: string, note: string, index: n
   return view.page({ title: `${issue.title} · ${t.issueLabel(issue.index)}`, crumbs: [...noteCrumbs(issue.note), { label: t.issues, href: `${issue.note.html_url}/issues` }, { label: t.issueLabel(issue.index) }], operation: 'getIssue' }, html`
 <article class="card"><h1>${issue.title} <span class="muted">#${issue.index}</span></h1>
 <p class="meta"><span class="badge ${issue.is_done ? 'ok' : ''}">${issue.is_done ? t.done : t.open}</span> ${t.by} ${userLink(issue.from_user, view.locale)}${viaBadge(view.locale, issue.via)} · ${when(view.locale, issue.created_at)} · ${t.assignee}: ${userLink(issue.to_user, view.locale)}${issue.tags.length ? html` · ${issue.tags.map((tag) => html`<span class="badge">${tag}</span> `)}` : ''}</p>
-<div class="content">${trusted(issue.description_html)}</div></article>
+<div class="content">${trusted(keyboardScrollable(issue.description_html))}</div></article>
 ${commentSection(view, comments, `${issue.html_url}/comments`)}`);
 }
 
