@@ -1,12 +1,16 @@
 // The forms of the browser views over plain HTTP (the Chromium walk is test/browser/web-views.test.ts): a comment on
 // a page, an issue and a request, with a mention that notifies; a request decided region by region by a manager, closed and
 // reopened; what a form may not do: no CSRF token, a bearer token instead of a session, a member's merge (403), a
-// stale view (shown again, 409, nothing merged), bad input (400), another team's private note (404).
+// stale view (shown again, 409, nothing merged: the original moved, the fork wrote again, an app's proposal moved its
+// request on, if only its title, within the second the view was loaded in), bad input (400), another team's private
+// note (404).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { Notification } from '../../src/modules/notifications/notification.entity.ts';
 import { MergeRequest } from '../../src/modules/requests/merge-request.entity.ts';
+import { ApiClient } from '../support/client.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { makeIssue, makePage, type Actor } from '../support/factories.ts';
+import { makeIssue, makeNote, makePage, type Actor } from '../support/factories.ts';
 import { contentOfPage, forkedRunbook, forkNote, latestVersionOf } from '../support/forks.ts';
 import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
@@ -182,5 +186,73 @@ describe('a request decided in the browser', () => {
     fields = hiddenFields(closed.text);
     expect((await browser.post(`${view}/open`, { csrf_token: fields.csrf_token!, seen: fields.seen! })).status).toBe(303);
     expect((await browser.get(view)).text).toContain('data-state="opened"');
+  });
+});
+
+describe('a review form carries exactly what the manager saw (issue 43)', () => {
+  let agent: ApiClient;
+  beforeAll(async () => {
+    // an app of the member's that only proposes: its page writes move one open request on (requests/proposals.ts)
+    const registered = await cast.member.client.post('/api/v1/me/apps', { json: { app: { name: 'Proposing Agent', redirect_uris: ['http://127.0.0.1:9/cb'], confidential: false, writes: 'proposals' } } });
+    expect(registered.status, registered.text).toBe(200);
+    const [client] = await app.em().execute<{ id: number }[]>('select id from oauth_clients where client_id = ?', [registered.body.client_id]);
+    const { token, secret } = await issueToken(app.em(), cast.member.user, { scope: 'write' });
+    await app.em().execute('update tokens set client_id = ? where id = ?', [client!.id, token.id]);
+    agent = new ApiClient(app.baseUrl, secret);
+  });
+
+  /** A page of a new note and the app's request proposing a change of it: no conflict, a merge button. */
+  async function proposed(slug: string) {
+    const note = await makeNote(app, cast.team, cast.manager.user, { title: slug, slug });
+    const page = await makePage(app, note, cast.manager, { title: 'Rota', content: '<p>Alice.</p>' });
+    const path = `/api/v1/forms/${slug}/${page.id}`;
+    const first = await agent.put(path, { json: { page: { content: '<p>Alice, Bob.</p>', base_version: 1 } } });
+    expect(first.status, first.text).toBe(200);
+    const view = `/forms/${slug}/requests/${first.body.proposal.request_index}`;
+    const browser = await signIn(cast.manager);
+    const shown = await browser.get(view);
+    expect(shown.text).toContain(`action="${app.baseUrl}${view}/merge"`);
+    expect(shown.text).not.toContain('class="decision"');
+    const stored = async () => ({
+      page: (await cast.manager.client.get(path)).body as { title: string; content: string; version: number },
+      status: (await app.em().findOneOrFail(MergeRequest, { toNote: note.id }, { refresh: true })).status,
+    });
+    return { path, view, browser, fields: hiddenFields(shown.text), stored };
+  }
+
+  it('merges the request as it was shown when nothing changed since', async () => {
+    const { view, browser, fields, stored } = await proposed('seen-same');
+    const merged = await browser.post(`${view}/merge`, { csrf_token: fields.csrf_token!, seen: fields.seen! });
+    expect([merged.status, merged.location]).toEqual([303, `${app.baseUrl}${view}`]);
+    expect(await stored()).toEqual({ page: expect.objectContaining({ title: 'Rota', content: '<p>Alice, Bob.</p>', version: 2 }), status: 'merged' });
+  });
+
+  for (const [change, page] of [['its text', { content: '<p>Alice, Bob, Mallory.</p>' }], ['only its title', { title: 'Rota (new)' }]] as const) {
+    it(`refuses the merge when the app changed ${change} right after the view was loaded (the same second): nothing merged`, async () => {
+      const { path, view, browser, fields, stored } = await proposed(`seen-${change.length}`);
+      const again = await agent.put(path, { json: { page: { ...page, base_version: 1 } } });
+      expect(again.status, again.text).toBe(200);
+      const answer = await browser.post(`${view}/merge`, { csrf_token: fields.csrf_token!, seen: fields.seen! });
+      expect(answer.status).toBe(409);
+      expect(answer.text).toContain('This request changed since you loaded it');
+      expect(hiddenFields(answer.text).seen).not.toBe(fields.seen);
+      expect(await stored()).toEqual({ page: expect.objectContaining({ title: 'Rota', content: '<p>Alice.</p>', version: 1 }), status: 'opened' });
+      // the view shown again merges what it shows now
+      const now = hiddenFields(answer.text);
+      expect((await browser.post(`${view}/merge`, { csrf_token: now.csrf_token!, seen: now.seen! })).status).toBe(303);
+      expect((await stored()).page).toMatchObject({ title: 'title' in page ? page.title : 'Rota', content: 'content' in page ? page.content : '<p>Alice, Bob.</p>' });
+    });
+  }
+
+  it('refuses the merge when the fork\'s owner wrote the page again through the API after the view was loaded', async () => {
+    const s = await forkedRunbook(app, cast);
+    const request = await s.request([await s.editFork(s.forkDeploy, '<h1>Deploy</h1>\n<p>Run it from a tagged release.</p>\n')]);
+    const view = `/forms/${s.note.slug}/requests/${request.index}`;
+    const browser = await signIn(cast.manager);
+    const fields = hiddenFields((await browser.get(view)).text);
+    await s.editFork(s.forkDeploy, '<h1>Deploy</h1>\n<p>Run it from any commit.</p>\n');
+    expect((await browser.post(`${view}/merge`, { csrf_token: fields.csrf_token!, seen: fields.seen! })).status).toBe(409);
+    expect(await contentOfPage(app, s.deploy.id)).toContain('clean checkout');
+    expect((await app.em().findOneOrFail(MergeRequest, { id: request.id }, { refresh: true })).status).toBe('opened');
   });
 });

@@ -8,7 +8,7 @@ import { HttpError } from '../../../http/errors.ts';
 import { toHttpError } from '../../../http/problem-details.ts';
 import { DomainError, forbidden } from '../../errors.ts';
 import { runWrite } from '../web.context.ts';
-import { requestSeen, requestView } from './work.ts';
+import { requestView, seenOf } from './work.ts';
 import { seg, type View } from './view.ts';
 
 type Form = Record<string, unknown>;
@@ -86,10 +86,15 @@ export async function decideRequest(view: View, team: string, note: string, inde
   // who may not decide is told so before anything else (the API's operation would answer the same 403)
   const author = current.user.username === view.req.caller!.user.username;
   if (!current.to_note.can_manage && (action === 'merge' || !author)) throw forbidden(`only a manager of ${current.to_note.team.name} may ${action === 'open' ? 'reopen' : action} this request`);
-  if (field(form, 'seen') !== requestSeen(current)) return again();
+  const seen = await seenOf(view, current);
+  if (field(form, 'seen') !== seen.token) return again();
   try {
-    if (action === 'merge') await runWrite(view.services, view.req, view.res, 'mergeRequest', 'note', 'PUT', `${apiPath}/merge`, path, { resolutions: resolutionsOf(current, form) });
-    else await runWrite(view.services, view.req, view.res, action === 'close' ? 'closeRequest' : 'openRequest', 'note', 'PUT', `${apiPath}/${action}`, path, undefined);
+    // the fork's pages as the form saw them: a write of the fork between the check above and the merge's transaction
+    // is refused there (409 version_conflict), not merged unseen
+    if (action === 'merge') {
+      const body = { expected_head_versions: seen.forkHeads, resolutions: resolutionsOf(current, form) };
+      await runWrite(view.services, view.req, view.res, 'mergeRequest', 'note', 'PUT', `${apiPath}/merge`, path, body);
+    } else await runWrite(view.services, view.req, view.res, action === 'close' ? 'closeRequest' : 'openRequest', 'note', 'PUT', `${apiPath}/${action}`, path, undefined);
   } catch (error) {
     // the request moved between the reading above and the write: shown again as it is now
     const known = error instanceof DomainError || error instanceof HttpError ? toHttpError(error) : undefined;

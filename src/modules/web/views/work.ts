@@ -1,5 +1,4 @@
 // An issue with its comments; a request with its pages, their diffs, its merge state, its conflicts and its comments.
-import { createHash } from 'node:crypto';
 import type { MergeConflict, Request } from '../../../../generated/client/types.gen.ts';
 import { html, trusted } from '../html.ts';
 import type { Locale } from '../i18n.ts';
@@ -8,6 +7,7 @@ import { changes } from './changes.ts';
 import { commentSection, keyboardScrollable, stored, userLink, viaBadge, when } from './parts.ts';
 import { seg, type View } from './view.ts';
 import { viewerOf } from '../web.context.ts';
+import { requestSeen, type RequestSeen } from '../../requests/request-seen.ts';
 
 export async function issueView(view: View, team: string, note: string, index: number) {
   const { t } = view.locale;
@@ -56,13 +56,13 @@ function conflict(locale: Locale, item: MergeConflict, decide: boolean) {
 }
 
 /**
- * What the decision form was made from: the request's state and, page by page, its changes and conflicts. A form
- * sent from a view whose request has changed since (the fork wrote again, the original moved, it was closed) is
- * shown again with the request as it is now, never merged on a decision taken over what was.
+ * What the decision form was made from, exactly (requests/request-seen.ts: the versions of every side of every page,
+ * as ids): a form sent from a view whose request has changed since (the fork wrote again, even only a title; the
+ * original moved; it was closed) is shown again with the request as it is now, never merged on a decision taken over
+ * what was.
  */
-export function requestSeen(request: Request): string {
-  const shape = [request.status, request.pages.map((page) => [page.id, page.type, page.diff, page.conflicts])];
-  return createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 22);
+export function seenOf(view: View, request: Request): Promise<RequestSeen> {
+  return requestSeen(view.req.em, request.id, { status: request.status, isWip: request.is_wip });
 }
 
 export async function requestView(view: View, team: string, note: string, index: number, options: { stale?: boolean } = {}) {
@@ -77,7 +77,9 @@ export async function requestView(view: View, team: string, note: string, index:
   const decide = manages && request.status === 'opened';
   const mayClose = csrf !== undefined && (manages || request.user.username === viewerName);
   const action = (name: 'merge' | 'close' | 'open') => `${request.html_url}/${name}`;
-  const hidden = html`<input type="hidden" name="csrf_token" value="${csrf ?? ''}"><input type="hidden" name="seen" value="${requestSeen(request)}">`;
+  // read for a signed-in browser only: a bearer token's reading shows no form
+  const seen = csrf === undefined ? undefined : await seenOf(view, request);
+  const hidden = html`<input type="hidden" name="csrf_token" value="${csrf ?? ''}"><input type="hidden" name="seen" value="${seen?.token ?? ''}">`;
   const pages = request.pages.map((page) => html`<section class="card request-page"><h2>${page.path} <span class="badge">${t.pageType(page.type)}</span>${page.classification ? html` <span class="badge">${t.classification}: ${t.standing(page.classification)}</span>` : ''}${page.merged ? html` <span class="badge ok">${t.merged}</span>` : ''}</h2>
 ${changes(view.locale, page.diff)}${page.conflicts.map((item) => conflict(view.locale, item, decide))}</section>`);
   const stale = options.stale ? html`<p class="card notice" role="alert">${t.requestChanged}</p>` : '';
