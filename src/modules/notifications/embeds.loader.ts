@@ -91,9 +91,11 @@ export async function loadEmbeds(reader: Reader, ids: EmbedIds): Promise<Embeds>
     }, urls)));
   }
 
-  // requests as their own operations present them (their notes, pages and merge state, for a whole list at once)
+  // requests as their own operations present them (their notes, pages and diffs, for a whole list at once), with the
+  // merge state known in memory: a list of notifications or log entries computes no merge (`mergeable` is null where
+  // none is known yet; the request's own read computes it)
   const requests = ids.requests.size === 0 ? [] : await em.find(MergeRequest, { id: { $in: list(ids.requests) } }, { populate: requestRelations });
-  const requestBodies = new Map((await loadRequestViews(reader, requests)).map((view) => [view.request.id, shared(presentRequest(view, urls))]));
+  const requestBodies = new Map((await loadRequestViews(reader, requests, 0)).map((view) => [view.request.id, shared(presentRequest(view, urls))]));
 
   const commentBodies = new Map<number, CommentBody>();
   for (const comment of comments) {

@@ -9,13 +9,18 @@ import { Notification } from './notification.entity.ts';
 /**
  * The text a notification or log entry `alias` (with its note joined as `n`) carries in a list, in bytes as stored
  * (db/rows.ts, `budgetedPageOfEntities`): its note's description (as `description_html`), the body of its comment,
- * and the description of its issue or its comment's issue (sent twice: `description`, `description_html`).
+ * the description of its issue or its comment's issue (sent twice: `description`, `description_html`), and the diffs
+ * of the pages of its request or its comment's request (an embedded request carries each page's diff): a page of
+ * results ends where they reach LIMIT_LIST_TEXT_BYTES, whatever the objects embedded.
  */
 export function embeddedTextBytes(alias: string): string {
+  const diffs = (request: string) => `coalesce((select sum(octet_length(rp.diff)) from request_pages rp where rp.request_id = ${request}), 0)`;
   return `(coalesce(octet_length(n.description), 0)
     + coalesce((select octet_length(c.body) + coalesce((select 2 * octet_length(i.description) from issues i where i.id = c.issue_id), 0)
+                  + ${diffs('c.request_id')}
                   from comments c where c.id = ${alias}.comment_id), 0)
-    + coalesce((select 2 * octet_length(i.description) from issues i where i.id = ${alias}.issue_id), 0))`;
+    + coalesce((select 2 * octet_length(i.description) from issues i where i.id = ${alias}.issue_id), 0)
+    + ${diffs(`${alias}.request_id`)})`;
 }
 
 /**
