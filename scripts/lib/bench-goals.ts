@@ -1,9 +1,14 @@
-// The server's memory goal, shared by `make bench` (scripts/bench-http.ts: the largest VmRSS sampled during its load
-// rounds) and the worst-case answer test (test/api/answer-size.test.ts: the peak while it serves the largest lists).
+// The server's memory goals, shared by `make bench` (scripts/bench-http.ts: the resident memory idle after the start,
+// and its peak over the whole run, every case) and the worst-case answer test (test/api/answer-size.test.ts: the peak
+// while it serves the largest lists). They are goals of a server whose heap has room (HEAP_LIMIT_MB, at least twice
+// the live heap): a figure met by a ceiling that ordinary use reaches is not met.
 export type Database = 'pglite' | 'postgres';
 
-/** Largest resident memory of the server process while it serves, in MiB (the kernel's "MB" of /proc). */
-export const RSS_GOAL_MB: Record<Database, number> = { postgres: 250, pglite: 400 };
+/** Largest resident memory of the server process, idle or at its peak, in MiB (the kernel's "MB" of /proc). */
+export const RSS_GOAL_MB: Record<Database, number> = { postgres: 400, pglite: 600 };
+
+/** The heap's ceiling over the largest live heap of the run (what a full collection left at the worst moment). */
+export const HEAP_HEADROOM_GOAL = 2;
 
 /**
  * The change stream (issue 20; `make bench`'s events case, scripts/lib/bench-events.ts): with EVENT_STREAMS streams

@@ -40,6 +40,7 @@ const LIST_TEXT_BYTES = 4 * MiB;
 const AROUND = 2 * MiB;
 
 const run = promisify(execFile);
+const METRICS_TOKEN = 'answer-size-metrics-token-0123456789';
 let dataDir: string;
 let scratch: Awaited<ReturnType<typeof createScratchDatabaseUrl>>;
 let env: NodeJS.ProcessEnv;
@@ -130,6 +131,7 @@ beforeAll(async () => {
     NODE_ENV: 'production',
     RATE_LIMIT_PER_HOUR: '10000000',
     WEBHOOK_WORKER: 'false',
+    METRICS_TOKEN,
     ...(scratch ? { DATABASE_URL: scratch.url } : {}),
   };
   // first start: the owner and its token; then, with the server stopped (the embedded database has one user at a
@@ -309,5 +311,13 @@ describe('the worst case of every list that carries long text', { timeout: 60_00
     const peak = peakResidentBytes();
     console.log(`answer-size: peak resident memory of the server: ${(reads / MiB).toFixed(0)} MiB over the reads, ${(peak / MiB).toFixed(0)} MiB with the writes (${databaseKind}; make bench's goal < ${RSS_GOAL / MiB})`);
     expect(peak, `peak resident memory ${(peak / MiB).toFixed(0)} MiB`).toBeLessThan(RSS_GOAL);
+    // the heap's ceiling keeps at least twice what was alive at the worst moment (HEAP_LIMIT_MB, scripts/serve.sh)
+    const metrics = await (await fetch(`${owner.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    const [limit, peakLive, refused] = [gauge('notes_heap_limit_bytes'), gauge('notes_heap_live_peak_bytes'), gauge('notes_memory_refusals')];
+    console.log(`answer-size: heap ceiling ${(limit / MiB).toFixed(0)} MiB, peak live heap ${(peakLive / MiB).toFixed(0)} MiB: headroom ${(limit / peakLive).toFixed(1)}x; ${refused} refused (${databaseKind})`);
+    expect(peakLive).toBeGreaterThan(0);
+    expect(limit / peakLive, 'heap headroom').toBeGreaterThanOrEqual(2);
+    expect(refused).toBe(0);
   });
 });
