@@ -55,6 +55,17 @@ async function conflicted() {
   return { s, request, view: `/forms/${s.note.slug}/requests/${request.index}`, forkPage, editFork };
 }
 
+/** The form whose action ends in `action` as a browser without JavaScript sends it untouched: its hidden fields, the radio buttons checked, the text areas as filled (the parser drops one newline after <textarea>; a browser sends CRLF). */
+function formAsSent(page: string, action: string): Record<string, string> {
+  const form = page.match(new RegExp(`<form method="post" action="[^"]*${action}">([^]*?)</form>`))![1]!;
+  const decode = (text: string) => text.replace(/&#(\d+);/g, (_match, code: string) => String.fromCharCode(Number(code)));
+  const fields: Record<string, string> = {};
+  for (const [, name, value] of form.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields[decode(name!)] = decode(value!);
+  for (const [, name, value] of form.matchAll(/<input type="radio" name="([^"]*)" value="([^"]*)" checked>/g)) fields[decode(name!)] = decode(value!);
+  for (const [, name, text] of form.matchAll(/<textarea [^>]*name="([^"]*)"[^>]*>([^]*?)<\/textarea>/g)) fields[decode(name!)] = decode(text!).replace(/^\n/, '').replace(/\n/g, '\r\n');
+  return fields;
+}
+
 describe('comments from the browser', () => {
   it('a reader comments on a page with a mention: stored, the mentioned user notified with a link back', async () => {
     const s = await forkedRunbook(app, cast);
@@ -142,6 +153,40 @@ describe('a request decided in the browser', () => {
     expect([decided.status, decided.location]).toEqual([303, `${app.baseUrl}${view}`]);
     expect(await contentOfPage(app, s.deploy.id)).toBe('<h1>Deploy</h1>\n<p>Run make deploy from a tagged release.</p>\n<p>Then check the graphs and the status page.</p>\n<p>Page the on-call engineer.</p>\n');
     expect((await app.em().findOneOrFail(MergeRequest, { toNote: s.note.id })).status).toBe('merged');
+  });
+
+  it('without JavaScript: the first region left as the form comes (the original), the second typed in with its choice untouched: the typed text is merged', async () => {
+    const { s, request, view, forkPage } = await conflicted();
+    const browser = await signIn(cast.manager);
+    const sent = formAsSent((await browser.get(view)).text, '/merge');
+    // what the form comes with: the original chosen in both regions, its text in both boxes
+    expect([sent[`r[${forkPage}][0]`], sent[`r[${forkPage}][1]`]]).toEqual(['ours', 'ours']);
+    expect(sent[`t[${forkPage}][1]`]).toBe('<p>Then check the graphs.</p>\r\n');
+    const typed = '<p>Then check the graphs\r\nand the status page.</p>\r\n';
+    const decided = await browser.post(`${view}/merge`, { ...sent, [`t[${forkPage}][1]`]: typed });
+    expect([decided.status, decided.location]).toEqual([303, `${app.baseUrl}${view}`]);
+    const expected = '<h1>Deploy</h1>\n<p>Run make deploy from a fresh clone.</p>\n<p>Then check the graphs\nand the status page.</p>\n<p>Page the on-call engineer.</p>\n';
+    expect(await contentOfPage(app, s.deploy.id)).toBe(expected);
+    // the stored version: the merge's, from the request, with the typed text
+    const [version] = await app.em().execute<{ content: string; request_id: number }[]>('select content, request_id from page_versions where page_id = ? order by index desc limit 1', [s.deploy.id]);
+    expect(version).toEqual({ content: expected, request_id: request.id });
+  });
+
+  it('a region whose box was typed in but whose choice is the fork\'s is asked again (400), the typed text kept; nothing is merged', async () => {
+    const { s, view, forkPage } = await conflicted();
+    const browser = await signIn(cast.manager);
+    const sent = formAsSent((await browser.get(view)).text, '/merge');
+    const answer = await browser.post(`${view}/merge`, { ...sent, [`r[${forkPage}][1]`]: 'theirs', [`t[${forkPage}][1]`]: '<p>Then check the graphs &amp; more.</p>' });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain('Nothing was merged');
+    expect(answer.text).toContain('Region 2');
+    const again = formAsSent(answer.text, '/merge');
+    expect([again[`r[${forkPage}][0]`], again[`r[${forkPage}][1]`], again[`t[${forkPage}][1]`]]).toEqual(['ours', 'theirs', '<p>Then check the graphs &amp; more.</p>']);
+    expect(await contentOfPage(app, s.deploy.id)).toContain('fresh clone');
+    expect((await app.em().findOneOrFail(MergeRequest, { toNote: s.note.id })).status).toBe('opened');
+    // the choice made explicit: merged
+    expect((await browser.post(`${view}/merge`, { ...again, [`r[${forkPage}][1]`]: 'edit' })).status).toBe(303);
+    expect(await contentOfPage(app, s.deploy.id)).toContain('<p>Then check the graphs &amp; more.</p>');
   });
 
   it('a member sees no form, and a forged merge is the API\'s 403; nothing changes', async () => {

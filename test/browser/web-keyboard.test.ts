@@ -1,6 +1,8 @@
 // The views by keyboard and without JavaScript, in Chromium (issue 43): at a phone's width a page's long <pre> scrolls
 // sideways inside the page, and so does the one in a request's review; each is reached with Tab, shows where the
-// focus is, and scrolls with the arrow keys (axe's scrollable-region-focusable, run by `check` at 390 px too).
+// focus is, and scrolls with the arrow keys (axe's scrollable-region-focusable, run by `check` at 390 px too). With
+// JavaScript off, a manager keeps the original's text in one conflicting region and types their own into the other's
+// text box without touching its choice: the merge writes the typed text, and the stored version holds it.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Note } from '../../src/modules/notes/note.entity.ts';
@@ -14,6 +16,7 @@ import { check, launchChromium, PHONE, signIn } from './views-browser.ts';
 // a command line far wider than a phone: the <pre> keeps it on one line
 const COMMAND = `make build CONFIGURATION=release TARGETS="linux-amd64 linux-arm64 darwin-arm64 windows-amd64" JOBS=8 VERBOSE=1 OUTPUT=dist/release/${'x'.repeat(60)}`;
 const BUILD = `<h1>Build</h1>\n<p>Build it from a clean checkout.</p>\n<p>The command:</p>\n<pre>${COMMAND}</pre>\n<p>Then check the dashboard.</p>\n`;
+const TYPED = '<p>Then check the graphs and the status page.</p>';
 
 let app: TestApp;
 let browser: Browser;
@@ -88,4 +91,23 @@ describe('by keyboard and without JavaScript', () => {
     await context.close();
   }, 60_000);
 
+  it('without JavaScript, a region whose text box the manager typed in merges the typed text; the region left alone keeps the original', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await signIn(context, s.requestUrl, 'kmona', password);
+    const decisions = page.locator('fieldset.decision');
+    // the first region as the form comes (the original's text chosen); the second: typed in, its choice left alone
+    expect(await decisions.nth(0).locator('input[value=ours]').isChecked()).toBe(true);
+    expect(await decisions.nth(1).locator('input[value=ours]').isChecked()).toBe(true);
+    await decisions.nth(1).locator('textarea').fill(TYPED);
+    await Promise.all([page.waitForURL(s.requestUrl), page.click('button:text("Merge")')]);
+    expect(await page.locator('[data-state]').first().innerText()).toBe('Merged');
+    await page.goto(s.page.html_url);
+    const merged = await page.locator('article .content').innerText();
+    expect(merged).toContain('Build it from a fresh clone.');
+    expect(merged).toContain('Then check the graphs and the status page.');
+    const version = await cast.member.client.get(`/api/v1/keys/builds/${s.page.id}/histories/3`);
+    expect(version.status, version.text).toBe(200);
+    expect(version.body.content).toBe(BUILD.replace('clean checkout', 'fresh clone').replace('<p>Then check the dashboard.</p>\n', TYPED));
+    await context.close();
+  }, 60_000);
 });

@@ -47,10 +47,21 @@ export async function commentOnRequest(view: View, team: string, note: string, i
 
 type Resolution = { page_id: number; take?: 'ours' | 'theirs'; regions?: ({ take: 'ours' | 'theirs' } | { content: string })[] };
 
-/** The form's choices as mergeRequest's resolutions: `r[page][i]` ours | theirs | edit (`t[page][i]`), `tree[page]`. */
-function resolutionsOf(request: RequestBody, form: Form): Resolution[] {
+/** A region's text as typed and sent back (CRLF from a browser), to compare with what its box came with. */
+const typedText = (text: string) => text.replace(/\r\n?/g, '\n');
+const sameText = (a: string, b: string) => typedText(a).trim() === typedText(b).trim();
+
+/**
+ * The form's choices as mergeRequest's resolutions: `r[page][i]` ours | theirs | edit, `t[page][i]` the region's box,
+ * `tree[page]`. The box comes with the original's text and the original chosen; a box whose text was changed is the
+ * manager's text for that region, also where its choice was left as it came (a browser without script cannot tie the
+ * two): typing is choosing. A changed box with the fork's text chosen is asked again rather than guessed, as is a
+ * region without a choice.
+ */
+function resolutionsOf(request: RequestBody, form: Form, regionWord: string): { resolutions: Resolution[]; missing: string[]; unclear: string[] } {
   const byPage = new Map<number, Resolution>();
   const missing: string[] = [];
+  const unclear: string[] = [];
   for (const page of request.pages) {
     for (const conflict of page.conflicts) {
       const resolution = byPage.get(conflict.page_id) ?? { page_id: conflict.page_id };
@@ -63,18 +74,20 @@ function resolutionsOf(request: RequestBody, form: Form): Resolution[] {
       }
       resolution.regions = conflict.regions.map((region, index) => {
         const choice = field(form, `r[${conflict.page_id}][${index}]`);
-        if (choice === 'ours' || choice === 'theirs') return { take: choice };
-        if (choice === 'edit') return { content: (field(form, `t[${conflict.page_id}][${index}]`) ?? '').replace(/\r\n/g, '\n') };
-        missing.push(`${page.path}: ${index + 1}`);
-        return { take: 'ours' };
+        const text = field(form, `t[${conflict.page_id}][${index}]`);
+        const typed = text !== undefined && !sameText(text, region.ours);
+        const where = `${page.path}: ${regionWord} ${index + 1}`;
+        if (choice === 'edit' || (typed && choice !== 'theirs')) return { content: typedText(text ?? '') };
+        if (typed) unclear.push(where);
+        else if (choice !== 'ours' && choice !== 'theirs') missing.push(where);
+        return { take: choice === 'theirs' ? 'theirs' : 'ours' };
       });
     }
   }
-  if (missing.length > 0) throw new HttpError(400, 'validation_failed', `choose for every region: ${missing.join(', ')}`);
-  return [...byPage.values()];
+  return { resolutions: [...byPage.values()], missing, unclear };
 }
 
-/** Where the decision went: the view to go to (303), or the request's view to show again (a stale form) with its status. */
+/** Where the decision went: the view to go to (303), or the request's view to show again (a stale form, 409; a decision to make again, 400) with its status. */
 export type Decided = { redirect: string } | { again: Awaited<ReturnType<typeof requestView>>; status: number };
 
 export async function decideRequest(view: View, team: string, note: string, index: number, action: 'merge' | 'close' | 'open'): Promise<Decided> {
@@ -89,10 +102,17 @@ export async function decideRequest(view: View, team: string, note: string, inde
   const seen = await seenOf(view, current);
   if (field(form, 'seen') !== seen.token) return again();
   try {
-    // the fork's pages as the form saw them: a write of the fork between the check above and the merge's transaction
-    // is refused there (409 version_conflict), not merged unseen
     if (action === 'merge') {
-      const body = { expected_head_versions: seen.forkHeads, resolutions: resolutionsOf(current, form) };
+      const { resolutions, missing, unclear } = resolutionsOf(current, form, view.locale.t.region);
+      // nothing merged on a guess: the view again, with what to decide and the form as it was sent
+      if (missing.length > 0 || unclear.length > 0) {
+        const { t } = view.locale;
+        const message = [missing.length > 0 ? t.chooseEveryRegion(missing.join('; ')) : '', unclear.length > 0 ? t.typedButTheirs(unclear.join('; ')) : ''].filter(Boolean).join(' ');
+        return { again: await requestView(view, team, note, index, { asked: { message, sent: form } }), status: 400 };
+      }
+      // the fork's pages as the form saw them: a write of the fork between the check above and the merge's transaction
+      // is refused there (409 version_conflict), not merged unseen
+      const body = { expected_head_versions: seen.forkHeads, resolutions };
       await runWrite(view.services, view.req, view.res, 'mergeRequest', 'note', 'PUT', `${apiPath}/merge`, path, body);
     } else await runWrite(view.services, view.req, view.res, action === 'close' ? 'closeRequest' : 'openRequest', 'note', 'PUT', `${apiPath}/${action}`, path, undefined);
   } catch (error) {

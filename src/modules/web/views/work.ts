@@ -34,22 +34,34 @@ function state(locale: Locale, request: Request) {
   return html`<span class="badge" data-state="${request.status}">${status}</span>${request.is_wip ? html` <span class="badge">${t.wip}</span>` : ''} ${merge}${request.mergeable_state ? html` <span class="meta">${t.mergeState(request.mergeable_state)}</span>` : ''}`;
 }
 
-/** The disputed stretches, region by region: the base and both sides, each shown through the sanitizer. */
-function conflict(locale: Locale, item: MergeConflict, decide: boolean) {
+/** A decision form as it was sent back, to show again with the choices and the texts it carried. */
+export type SentDecisions = Record<string, unknown>;
+
+/**
+ * The disputed stretches, region by region: the base and both sides, each shown through the sanitizer, and for a
+ * manager a choice per region (the original's, the fork's, or the text in its box, which comes with the original's
+ * text: typing in it is a choice too, forms.ts) as they come, or as `sent` had them.
+ */
+function conflict(locale: Locale, item: MergeConflict, decide: boolean, sent: SentDecisions | undefined) {
   const { t } = locale;
   const side = (label: string, markup: string) => html`<section><h4>${label}</h4>${item.kind === 'tree' ? html`<code>${markup || '—'}</code>` : html`<div class="content">${stored(markup)}</div>`}</section>`;
-  const choice = (name: string, value: string, label: string, checked = false) =>
-    html`<label><input type="radio" name="${name}" value="${value}"${checked ? trusted(' checked') : ''}> ${label}</label>`;
+  const given = (name: string) => (typeof sent?.[name] === 'string' ? (sent[name] as string) : undefined);
+  const choices = (name: string, values: [string, string][]) => {
+    const chosen = values.some(([value]) => value === given(name)) ? given(name) : 'ours';
+    return values.map(([value, label]) => html`<label><input type="radio" name="${name}" value="${value}"${value === chosen ? trusted(' checked') : ''}> ${label}</label> `);
+  };
   const decision = (index: number, region: MergeConflict['regions'][number]) => {
     if (!decide) return '';
     if (item.kind === 'tree') {
-      const name = `tree[${item.page_id}]`;
-      return html`<fieldset class="decision"><legend>${t.decisionFor(index + 1)}</legend>${choice(name, 'ours', t.keepOurs, true)} ${choice(name, 'theirs', t.takeTheirs)}</fieldset>`;
+      return html`<fieldset class="decision"><legend>${t.decisionFor(index + 1)}</legend>${choices(`tree[${item.page_id}]`, [['ours', t.keepOurs], ['theirs', t.takeTheirs]])}</fieldset>`;
     }
     const name = `r[${item.page_id}][${index}]`;
+    const box = `t[${item.page_id}][${index}]`;
     const id = `t-${item.page_id}-${index}`;
-    return html`<fieldset class="decision"><legend>${t.decisionFor(index + 1)}</legend>${choice(name, 'ours', t.keepOurs, true)} ${choice(name, 'theirs', t.takeTheirs)} ${choice(name, 'edit', t.useEdited)}
-<label class="edited" for="${id}">${t.editedText}</label><textarea id="${id}" name="t[${item.page_id}][${index}]" rows="4">${region.ours}</textarea></fieldset>`;
+    // the newline after <textarea> is the parser's to drop: the text's own first newline, if any, stays
+    return html`<fieldset class="decision"><legend>${t.decisionFor(index + 1)}</legend>${choices(name, [['ours', t.keepOurs], ['theirs', t.takeTheirs], ['edit', t.useEdited]])}
+<label class="edited" for="${id}">${t.editedText}</label><textarea id="${id}" name="${box}" rows="4">
+${given(box)?.replace(/\r\n?/g, '\n') ?? region.ours}</textarea></fieldset>`;
   };
   return html`<div class="conflict" data-kind="${item.kind}"><h3>${t.conflicts}: ${t.conflictKind(item.kind)}</h3>${item.regions.map((region, index) =>
     html`<h4>${t.region} ${index + 1}</h4><div class="regions">${side(t.base, region.base)}${side(t.ours, region.ours)}${side(t.theirs, region.theirs)}</div>${decision(index, region)}`)}</div>`;
@@ -65,7 +77,10 @@ export function seenOf(view: View, request: Request): Promise<RequestSeen> {
   return requestSeen(view.req.em, request.id, { status: request.status, isWip: request.is_wip });
 }
 
-export async function requestView(view: View, team: string, note: string, index: number, options: { stale?: boolean } = {}) {
+/** `stale`: the form sent was made from the request as it was; `asked`: what to decide again, with the form as sent. */
+export type RequestViewOptions = { stale?: boolean; asked?: { message: string; sent: SentDecisions } };
+
+export async function requestView(view: View, team: string, note: string, index: number, options: RequestViewOptions = {}) {
   const { t } = view.locale;
   const apiPath = `/${seg(team)}/${seg(note)}/requests/${index}`;
   const request = (await view.run('getRequest', 'note', apiPath, { team, note, index })).body;
@@ -81,8 +96,9 @@ export async function requestView(view: View, team: string, note: string, index:
   const seen = csrf === undefined ? undefined : await seenOf(view, request);
   const hidden = html`<input type="hidden" name="csrf_token" value="${csrf ?? ''}"><input type="hidden" name="seen" value="${seen?.token ?? ''}">`;
   const pages = request.pages.map((page) => html`<section class="card request-page"><h2>${page.path} <span class="badge">${t.pageType(page.type)}</span>${page.classification ? html` <span class="badge">${t.classification}: ${t.standing(page.classification)}</span>` : ''}${page.merged ? html` <span class="badge ok">${t.merged}</span>` : ''}</h2>
-${changes(view.locale, page.diff)}${page.conflicts.map((item) => conflict(view.locale, item, decide))}</section>`);
-  const stale = options.stale ? html`<p class="card notice" role="alert">${t.requestChanged}</p>` : '';
+${changes(view.locale, page.diff)}${page.conflicts.map((item) => conflict(view.locale, item, decide, options.asked?.sent))}</section>`);
+  const stale = options.stale ? html`<p class="card notice" role="alert">${t.requestChanged}</p>`
+    : options.asked ? html`<p class="card notice" role="alert">${options.asked.message}</p>` : '';
   const closeForm = mayClose && (request.status === 'opened' || request.status === 'draft')
     ? html`<form method="post" action="${action('close')}" class="inline">${hidden}<button type="submit">${t.closeRequest}</button></form>`
     : mayClose && request.status === 'closed' ? html`<form method="post" action="${action('open')}" class="inline">${hidden}<button type="submit">${t.reopenRequest}</button></form>` : '';
