@@ -117,10 +117,35 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
     res.locals.compressible = true; // openapi.ts writes such an answer in one piece
     return compress(req, res, next);
   });
+  // each request's own entity manager, forked when first used: a hot read answered from memory never makes one
   app.use((req, _res, next) => {
-    req.em = orm.em.fork();
+    let em: typeof req.em | undefined;
+    Object.defineProperty(req, 'em', {
+      configurable: true,
+      enumerable: true,
+      get: () => (em ??= orm.em.fork()),
+      set: (value: typeof req.em) => (em = value),
+    });
     next();
   });
+  const api = express.Router();
+  api.use(stripJsonSuffix);
+  // Form names nest at most 5 levels (`note[title]` is 1): deeper answers 400 (body-parser 2 parses with qs's
+  // strictDepth, which @types/body-parser does not know yet); more than 2000 fields answer 413. A GET or HEAD has no
+  // body the API reads: it skips both parsers (a share of a hot read's time).
+  const formOptions = { extended: true, limit: config.limits.requestBodyBytes, parameterLimit: 2000, depth: 5 };
+  const bodyParsers = [
+    express.json({ limit: config.limits.requestBodyBytes, type: ['application/json', 'application/*+json'] }),
+    express.urlencoded(formOptions),
+  ];
+  api.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : bodyParsers[0]!(req, res, (error?: unknown) => (error ? next(error) : bodyParsers[1]!(req, res, next)))));
+  api.use(authenticate());
+  api.use(rateLimit(config.rateLimitPerHour));
+  // the hot reads: a page answered before to this token, while nothing it shows has changed (hot-reads.ts)
+  api.use(serveHotReads(memory.hot));
+  api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
+  // the API first: its requests pass none of the plain routes below
+  app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
   // Outside /api/v1: plain express routes, each with the API's input rules (NUL, lone surrogates, integers, body
   // limits) and a 405 with Allow for a method it lacks, refused in its own format (src/http/input-guard.ts)
   app.use(systemRoutes({ orm }));
@@ -130,19 +155,6 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   // the MCP server for AI agents (/mcp) and its protected resource metadata (/.well-known/oauth-protected-resource)
   app.use(mcpRoutes(services));
 
-  const api = express.Router();
-  api.use(stripJsonSuffix);
-  api.use(express.json({ limit: config.limits.requestBodyBytes, type: ['application/json', 'application/*+json'] }));
-  // Form names nest at most 5 levels (`note[title]` is 1): deeper answers 400 (body-parser 2 parses with qs's
-  // strictDepth, which @types/body-parser does not know yet); more than 2000 fields answer 413.
-  const formOptions = { extended: true, limit: config.limits.requestBodyBytes, parameterLimit: 2000, depth: 5 };
-  api.use(express.urlencoded(formOptions));
-  api.use(authenticate());
-  api.use(rateLimit(config.rateLimitPerHour));
-  // the hot reads: a page answered before to this token, while nothing it shows has changed (hot-reads.ts)
-  api.use(serveHotReads(memory.hot));
-  api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
-  app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
 
   // the browser views behind html_url (session cookie or bearer token; a cookie never reaches /api/v1 above)
   app.use(webRoutes(services));
