@@ -32,11 +32,13 @@ if [[ ${1:-} == --fast ]]; then
   STATIC_CHECKS=("typecheck|npm run -s typecheck")
 fi
 VITEST_ARGS=("$@")
-# the files `--fast` leaves out: each starts servers as processes, fuzzes for a while, drives a browser, or runs
-# every code sample of the API reference with curl and node (about a minute)
+# the files `--fast` leaves out: each starts servers as processes, fuzzes for a while, drives a browser, runs
+# every code sample of the API reference with curl and node (about a minute), or loads one server for minutes (the
+# soak, SOAK_SECONDS)
 HEAVY_FILES=(
   test/api/fuzz.test.ts test/api/fuzz-outside-api.test.ts test/api/crash.test.ts test/api/two-processes.test.ts
   test/api/answer-size.test.ts test/api/attachment-memory.test.ts test/api/code-samples.test.ts 'test/browser/**'
+  test/soak/soak.test.ts
 )
 if [[ $FAST -eq 1 ]]; then
   for file in "${HEAVY_FILES[@]}"; do VITEST_ARGS+=(--exclude "$file"); done
