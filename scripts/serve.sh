@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts the server as `make run` does and the benchmark measures it: the project's Node with the settings below, in
 # place of this shell (exec: the server keeps this process id, and receives its signals directly).
-#   HEAP_LIMIT_MB           the JavaScript heap's ceiling in MiB (default 512), given to Node as --max-old-space-size.
+#   HEAP_LIMIT_MB           the JavaScript heap's ceiling in MiB (default 768), given to Node as --max-old-space-size.
 #                           The one memory setting: it is sized at least twice the largest live heap measured (what a
 #                           full collection leaves at the worst moment of the soak test and the worst-case answers,
 #                           docs/operating.md, Memory), because a ceiling that ordinary use can reach kills the
@@ -24,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
-export HEAP_LIMIT_MB="${HEAP_LIMIT_MB:-512}"
+export HEAP_LIMIT_MB="${HEAP_LIMIT_MB:-768}"
 if [[ ! $HEAP_LIMIT_MB =~ ^[0-9]+$ ]]; then
   echo "configuration error: HEAP_LIMIT_MB must be a whole number of MiB, got \"$HEAP_LIMIT_MB\"" >&2
   exit 1

@@ -18,7 +18,7 @@ export type Config = {
    */
   cacheBytes: number;
   /**
-   * HEAP_LIMIT_MB: the JavaScript heap's ceiling in MiB (default 512), which scripts/serve.sh gives Node as
+   * HEAP_LIMIT_MB: the JavaScript heap's ceiling in MiB (default 768), which scripts/serve.sh gives Node as
    * --max-old-space-size. It is sized at least twice what is alive at the worst moment measured (docs/operating.md,
    * Memory); the server refuses to start on a machine without the memory it needs (src/http/memory-check.ts).
    */
@@ -210,7 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerHour: integer(env, 'RATE_LIMIT_PER_HOUR', 5000, 1, 10_000_000),
     projectionWorker: oneOf(env, 'PROJECTION_WORKER', 'true', ['true', 'false'] as const) === 'true',
     cacheBytes: integer(env, 'CACHE_BYTES', 16 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
-    heapLimitMb: integer(env, 'HEAP_LIMIT_MB', 512, 256, 1024 * 1024),
+    heapLimitMb: integer(env, 'HEAP_LIMIT_MB', 768, 256, 1024 * 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),
     limits: {
       requestBodyBytes: integer(env, 'LIMIT_REQUEST_BODY_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

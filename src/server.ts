@@ -10,6 +10,7 @@ import { DatabaseInUseError, describeDatabaseUrl, migrate, openDatabase } from '
 import { answerClientErrors } from './http/client-errors.ts';
 import { createLogger } from './http/logger.ts';
 import { memoryFacts, memoryProblem } from './http/memory-check.ts';
+import { MemoryPressure } from './http/memory-pressure.ts';
 import { ensureFirstUser } from './modules/users/bootstrap.ts';
 import { pruneRevisions, REVISION_PRUNE_INTERVAL_MS } from './db/revisions.ts';
 import { pruneRateLimits } from './db/rate-limits.repository.ts';
@@ -93,7 +94,9 @@ async function main(): Promise<void> {
     // what follows from each change after it commits (the search index, the webhooks' outbox), from the change log;
     // started after the migrations, it first catches up with whatever was committed and not yet projected
     projections = config.projectionWorker ? new ProjectionWorker(database.orm.em.fork(), logger) : undefined;
-    app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections, embedded: database.kind === 'embedded' });
+    // the heap runs out at the old generation's ceiling, HEAP_LIMIT_MB (the start check saw the process has it)
+    const pressure = new MemoryPressure(undefined, config.heapLimitMb * 1024 * 1024).start();
+    app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections, embedded: database.kind === 'embedded', pressure });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(app, config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);

@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 
 const MiB = 1024 * 1024;
 /** Resident memory outside the JavaScript heap, in MiB, by database (measured peaks, rounded up). */
-export const OUTSIDE_HEAP_MB = { postgres: 256, embedded: 512 } as const;
+export const OUTSIDE_HEAP_MB = { postgres: 192, embedded: 512 } as const;
 
 /** The memory this process may use: the machine's, or less where a cgroup (a container) limits it. */
 export function machineBytes(): number {

@@ -21,7 +21,7 @@ export const RETRY_AFTER_SECONDS = 5;
 export type HeapReading = { usedBytes: number; limitBytes: number };
 
 export type HeapState = {
-  /** The heap's ceiling (V8's heap size limit) in bytes. */
+  /** The heap's ceiling in bytes: HEAP_LIMIT_MB where the server was given it, else V8's heap size limit. */
   limitBytes: number;
   /** What the last full collection left alive, in bytes (0 before the first one). */
   liveBytes: number;
@@ -41,11 +41,20 @@ export class MemoryPressure {
   #peakLive = 0;
   #refused = 0;
   readonly #read: () => HeapReading;
+  readonly #ceiling: number | undefined;
   #observer: PerformanceObserver | undefined;
 
-  /** `read`: the heap's reading (V8's statistics; a test passes its own). */
-  constructor(read: () => HeapReading = readHeap) {
+  /**
+   * `read`: the heap's reading (V8's statistics; a test passes its own). `ceilingBytes`: the old generation's ceiling
+   * (HEAP_LIMIT_MB), where the heap runs out: V8's own limit adds the young generation to it. Without it, V8's limit.
+   */
+  constructor(read: () => HeapReading = readHeap, ceilingBytes?: number) {
     this.#read = read;
+    this.#ceiling = ceilingBytes;
+  }
+
+  #limit(reading: HeapReading): number {
+    return this.#ceiling === undefined ? reading.limitBytes : Math.min(this.#ceiling, reading.limitBytes);
   }
 
   /** Watches full collections for the live heap; idempotent. The observer does not keep the process alive. */
@@ -74,8 +83,9 @@ export class MemoryPressure {
 
   /** True when work that can be refused should be. */
   tight(): boolean {
-    const { usedBytes, limitBytes } = this.#read();
-    return this.#live > TIGHT_LIVE_SHARE * limitBytes || usedBytes > TIGHT_USED_SHARE * limitBytes;
+    const reading = this.#read();
+    const limitBytes = this.#limit(reading);
+    return this.#live > TIGHT_LIVE_SHARE * limitBytes || reading.usedBytes > TIGHT_USED_SHARE * limitBytes;
   }
 
   /** Throws 503 `server_busy` with `Retry-After` when memory is tight; `what` names the refused work in the detail. */
@@ -88,6 +98,6 @@ export class MemoryPressure {
   }
 
   state(): HeapState {
-    return { limitBytes: this.#read().limitBytes, liveBytes: this.#live, peakLiveBytes: this.#peakLive, refused: this.#refused };
+    return { limitBytes: this.#limit(this.#read()), liveBytes: this.#live, peakLiveBytes: this.#peakLive, refused: this.#refused };
   }
 }

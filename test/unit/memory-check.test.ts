@@ -12,7 +12,7 @@ describe('memoryProblem', () => {
     ['a ceiling set larger than the setting', facts({ heapCeilingBytes: 1100 * MiB }), undefined],
     ['a ceiling under the setting', facts({ heapCeilingBytes: 150 * MiB }), /heap's ceiling is 150 MiB, under HEAP_LIMIT_MB=512/],
     ['just enough memory with PostgreSQL', facts({ machineBytes: (512 + OUTSIDE_HEAP_MB.postgres) * MiB }), undefined],
-    ['too little memory with PostgreSQL', facts({ machineBytes: 700 * MiB }), /needs about 768 MiB .* this machine has 700 MiB/],
+    ['too little memory with PostgreSQL', facts({ machineBytes: 700 * MiB }), /needs about 704 MiB .* this machine has 700 MiB/],
     ['the same machine with the embedded database', facts({ machineBytes: 800 * MiB, embedded: true }), /needs about 1024 MiB .*embedded database.* 800 MiB/],
   ])('%s', (_name, given, expected) => {
     const problem = memoryProblem(given);
