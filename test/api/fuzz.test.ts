@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { operations } from '../../src/http/operations.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { formText, jsonOf, leaves, setAt } from '../support/form-bodies.ts';
 import { readFor, SAMPLES, seedSampleWorld, type Sample, type State } from '../support/samples.ts';
 import { documentSchema } from '../support/document-schemas.ts';
 
@@ -66,43 +67,6 @@ function documentOperations(): Operation[] {
   return found;
 }
 
-/** The sample's form as the JSON body it stands for: `note[title]` -> {note: {title}}, `mentions[]` -> [..]. */
-function jsonOf(form: Record<string, string | number>): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(form)) {
-    const parts = key.replace(/\]/g, '').split('[');
-    let at: Record<string, unknown> = body;
-    parts.forEach((part, index) => {
-      const last = index === parts.length - 1;
-      if (last) {
-        if (part === '') return;
-        at[part] = value;
-      } else if (parts[index + 1] === '' && index + 1 === parts.length - 1) {
-        at[part] = [value];
-      } else {
-        at = (at[part] ??= {}) as Record<string, unknown>;
-      }
-    });
-  }
-  return body;
-}
-
-/** The leaves of a body, as paths of keys. */
-function leaves(value: unknown, at: string[] = []): string[][] {
-  if (value === null || typeof value !== 'object') return [at];
-  const entries = Object.entries(value as Record<string, unknown>);
-  return entries.length === 0 ? [at] : entries.flatMap(([key, inner]) => leaves(inner, [...at, key]));
-}
-
-function setAt(body: Record<string, unknown>, at: string[], value: unknown): Record<string, unknown> {
-  const copy = structuredClone(body);
-  if (at.length === 0) return { value };
-  let cursor: Record<string, unknown> = copy;
-  at.slice(0, -1).forEach((key) => (cursor = cursor[key] as Record<string, unknown>));
-  cursor[at.at(-1)!] = value;
-  return copy;
-}
-
 // past the title (255), the comment (64 KiB), the page content (1 MiB) and the body (2 MiB) limits; the large ones
 // rarely, they cost the most to send
 const huge = fc.oneof(
@@ -121,10 +85,6 @@ const hostileHeader = fc.oneof(
   ),
   fc.string({ maxLength: 40 }).map((text) => text.replace(/[^\x20-\x7e]/g, '')),
 );
-
-function formText(form: Record<string, string | number>): string {
-  return new URLSearchParams(Object.entries(form).map(([key, value]) => [key, String(value)])).toString();
-}
 
 /** The hostile requests of one operation. */
 function arbitraryFor(operation: Operation, sample: Sample): fc.Arbitrary<Hostile> {

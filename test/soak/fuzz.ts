@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { loadOpenApiDocument } from '../../src/http/openapi.ts';
 import { operations } from '../../src/http/operations.ts';
 import { DEEP, deepText, hostileEncodings, hostileStrings, wrongTypes } from '../support/hostile-values.ts';
+import { formText, jsonOf, leaves, setAt } from '../support/form-bodies.ts';
 import { SAMPLES, type Sample, type State } from '../support/samples.ts';
 import type { Traffic, Deadline } from './traffic.ts';
 import { makeTeam, must, type World } from './world.ts';
@@ -44,43 +45,11 @@ function documentOperations(): Operation[] {
   return found;
 }
 
-/** The sample's form as the JSON body it stands for: `note[title]` -> {note: {title}}, `mentions[]` -> [..]. */
-function jsonOf(form: Record<string, string | number>): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(form)) {
-    const parts = key.replace(/\]/g, '').split('[');
-    let at = body;
-    parts.forEach((part, index) => {
-      if (index === parts.length - 1) {
-        if (part !== '') at[part] = value;
-      } else if (parts[index + 1] === '' && index + 1 === parts.length - 1) at[part] = [value];
-      else at = (at[part] ??= {}) as Record<string, unknown>;
-    });
-  }
-  return body;
-}
-
-function leaves(value: unknown, at: string[] = []): string[][] {
-  if (value === null || typeof value !== 'object') return [at];
-  const entries = Object.entries(value as Record<string, unknown>);
-  return entries.length === 0 ? [at] : entries.flatMap(([key, inner]) => leaves(inner, [...at, key]));
-}
-
-function setAt(body: Record<string, unknown>, at: string[], value: unknown): Record<string, unknown> {
-  if (at.length === 0) return { value };
-  const copy = structuredClone(body);
-  let cursor = copy;
-  at.slice(0, -1).forEach((key) => (cursor = cursor[key] as Record<string, unknown>));
-  cursor[at.at(-1)!] = value;
-  return copy;
-}
-
 // past the title (255) and the comment (64 KiB) limits often, past the page content's (1 MiB) rarely: they cost the
 // most to send, and the other flows carry the large bodies
 const huge = fc.oneof({ arbitrary: fc.constantFrom(300, 70_000), weight: 8 }, { arbitrary: fc.constant(1_100_000), weight: 1 }).map((length) => 'x'.repeat(length));
 const hostileString = hostileStrings(huge);
 const hostileEncoded = hostileEncodings(hostileString, ['%00', '%ff%fe', '%ED%A0%80', '%zz', '%', '%C0%AF', '..%2F..%2F', '%2e%2e', '%41'.repeat(5000)]);
-const formText = (form: Record<string, string | number>) => new URLSearchParams(Object.entries(form).map(([key, value]) => [key, String(value)])).toString();
 
 function hostileFor(operation: Operation, sample: Sample): fc.Arbitrary<Hostile> {
   const base = { method: sample.method, path: sample.path, headers: { ...sample.headers }, ...(sample.file ? { upload: sample.file } : {}) };
