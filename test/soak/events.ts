@@ -4,25 +4,16 @@
 // Every open must answer 200 with the stream (or be shed: 503 with Retry-After), and no stream may end with the
 // connection reset.
 import { EventStream } from '../support/event-stream.ts';
-import { describeError, isShed, sleep, type Traffic, type Deadline } from './traffic.ts';
-import type { Actor, World } from './world.ts';
+import { describeError, isShed, sleep } from './traffic.ts';
+import { Flow } from './flow.ts';
+import type { Actor } from './world.ts';
 
 const MAX_OPENS = 10_000;
 
-export class EventsFlow {
+export class EventsFlow extends Flow {
   opens = 0;
   events = 0;
   private readonly streams = new Set<EventStream>();
-
-  private readonly traffic: Traffic;
-  private readonly world: World;
-  private readonly deadline: Deadline;
-
-  constructor(traffic: Traffic, world: World, deadline: Deadline) {
-    this.traffic = traffic;
-    this.world = world;
-    this.deadline = deadline;
-  }
 
   async run(): Promise<void> {
     const { manager, member, outsider } = this.world;

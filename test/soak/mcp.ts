@@ -3,27 +3,18 @@
 // (get_note, list_notes, search, list_page_versions) and of write tools (create_issue, add_comment). The member's calls must
 // succeed; the reader's write must be refused as a tool error, and the outsider's read of the private note must be a
 // tool error too (not found) - never a protocol error, never a 5xx.
-import { isShed, sleep, type Traffic, type Deadline } from './traffic.ts';
-import type { Actor, World } from './world.ts';
+import { isShed, sleep } from './traffic.ts';
+import { Flow } from './flow.ts';
+import type { Actor } from './world.ts';
 
 const MAX_ROUNDS = 100_000;
 
 type Reply = { result?: { isError?: boolean; tools?: { name: string }[]; serverInfo?: unknown; content?: { text?: string }[] }; error?: unknown };
 
-export class McpFlow {
+export class McpFlow extends Flow {
   rounds = 0;
   calls = 0;
   private id = 0;
-
-  private readonly traffic: Traffic;
-  private readonly world: World;
-  private readonly deadline: Deadline;
-
-  constructor(traffic: Traffic, world: World, deadline: Deadline) {
-    this.traffic = traffic;
-    this.world = world;
-    this.deadline = deadline;
-  }
 
   /** One JSON-RPC request; its reply, or undefined when the answer was not 200 (recorded). */
   private async rpc(actor: Actor, method: string, params: Record<string, unknown>, what: string): Promise<Reply | undefined> {

@@ -3,7 +3,8 @@
 // polls the job (GET /api/v1/jobs/{id}) until it is done, reads the copy and deletes it. The note is `transfer/source`
 // (a small tree with versions, an issue, comments), and every fourth round the worst case's `large/worst` (5 MiB of
 // pages with their versions, 200 comments of 64 KiB).
-import { isShed, isSuccess, sleep, type Traffic, type Deadline } from './traffic.ts';
+import { isShed, isSuccess, sleep, type Traffic } from './traffic.ts';
+import { Flow } from './flow.ts';
 import { makeTeam, must, type World } from './world.ts';
 
 const MAX_ROUNDS = 10_000;
@@ -26,20 +27,10 @@ export async function makeTransferWorld(traffic: Traffic, world: World): Promise
   await must(traffic, manager, 'POST', `${note}/issues/${issue}/comments`, { json: { comment: { comment: 'On it' } } });
 }
 
-export class TransferFlow {
+export class TransferFlow extends Flow {
   rounds = 0;
   imported = 0;
   exportedBytes = 0;
-
-  private readonly traffic: Traffic;
-  private readonly world: World;
-  private readonly deadline: Deadline;
-
-  constructor(traffic: Traffic, world: World, deadline: Deadline) {
-    this.traffic = traffic;
-    this.world = world;
-    this.deadline = deadline;
-  }
 
   async run(): Promise<void> {
     const token = this.world.manager.token;
