@@ -67,3 +67,17 @@ describe('EVENTS_FAN_OUT', () => {
     for (const bad of ['child', 'INLINE', ' process']) expect(() => loadConfig({ EVENTS_FAN_OUT: bad }), bad).toThrow(/^EVENTS_FAN_OUT/);
   });
 });
+
+describe('HEAP_LIMIT_MB', () => {
+  it('is 768 by default, takes a whole number of MiB from 256, and refuses anything else', () => {
+    expect(loadConfig({}).heapLimitMb).toBe(768);
+    expect(loadConfig({ HEAP_LIMIT_MB: '1024' }).heapLimitMb).toBe(1024);
+    for (const bad of ['255', '0', '-1', '512.5', 'lots', '1e3']) expect(() => loadConfig({ HEAP_LIMIT_MB: bad }), bad).toThrow(/^HEAP_LIMIT_MB/);
+  });
+
+  it('stops scripts/serve.sh with one line when it is not a number, before Node starts', () => {
+    const result = spawnSync('bash', ['scripts/serve.sh'], { cwd: root, env: { ...process.env, HEAP_LIMIT_MB: 'lots' }, encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe('configuration error: HEAP_LIMIT_MB must be a whole number of MiB, got "lots"');
+  });
+});
