@@ -22,7 +22,7 @@ import type { Logger } from './http/logger.ts';
 import { createMetrics } from './http/metrics.ts';
 import { loadOpenApiDocument, openApiMiddleware } from './http/openapi.ts';
 import { problemDetails } from './http/problem-details.ts';
-import { rateLimit } from './http/rate-limit.ts';
+import { rateLimit, tokenBudget } from './http/rate-limit.ts';
 import { requestIdAndLog } from './http/request-id.ts';
 import './http/request-state.ts';
 import { createUrls } from './http/urls.ts';
@@ -74,9 +74,12 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
     }
   });
 
-  app.use(requestIdAndLog(logger));
+  // What every request gets first, in this order, as one layer (`inOrder`: express's router would match and dispatch
+  // each of them, a share of a hot read's time): its id and log line, the hook of a write, its measure (and /metrics),
+  // CORS, compression, its entity manager, then the hot reads.
+  const first: express.RequestHandler[] = [requestIdAndLog(logger, app.request)];
   // a write answered: what it changed is committed, and its projections and the change stream can run at once
-  app.use((req, res, next) => {
+  first.push((req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
       res.on('finish', () => {
         projections?.poke();
@@ -88,12 +91,13 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   // METRICS_TOKEN set: every request is measured and /metrics answers its bearer (metrics.ts); unset, neither
   if (config.metricsToken) {
     const metrics = createMetrics(config.metricsToken, orm, changes, pressure);
-    app.use(metrics.measure);
-    app.use(metrics.routes);
+    first.push(metrics.measure);
+    // its router is entered by /metrics alone
+    first.push((req, res, next) => (req.path === '/metrics' ? metrics.routes(req, res, next) : next()));
   }
   // CORS_ORIGINS set: those origins may call the service from a browser (preflight answered here, before routing)
   if (config.corsOrigins === '*' || config.corsOrigins.length > 0) {
-    app.use(cors({
+    first.push(cors({
       origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
       exposedHeaders: ['ETag', 'Link', 'Location', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'],
@@ -112,13 +116,13 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
     filter: (req, res) => res.locals.uncompressed !== true && compression.filter(req, res),
   });
   // a client that accepts no encoding (most API clients) skips the middleware, which wraps every response otherwise
-  app.use((req, res, next) => {
+  first.push((req, res, next) => {
     if (!req.headers['accept-encoding']) return next();
     res.locals.compressible = true; // openapi.ts writes such an answer in one piece
     return compress(req, res, next);
   });
   // each request's own entity manager, forked when first used: a hot read answered from memory never makes one
-  app.use((req, _res, next) => {
+  first.push((req, _res, next) => {
     let em: typeof req.em | undefined;
     Object.defineProperty(req, 'em', {
       configurable: true,
@@ -140,10 +144,13 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   ];
   api.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : bodyParsers[0]!(req, res, (error?: unknown) => (error ? next(error) : bodyParsers[1]!(req, res, next)))));
   api.use(authenticate());
-  api.use(rateLimit(config.rateLimitPerHour));
-  // the hot reads: a page answered before to this token, while nothing it shows has changed (hot-reads.ts)
-  api.use(serveHotReads(memory.hot));
+  const budget = tokenBudget(config.rateLimitPerHour);
+  api.use(rateLimit(budget));
   api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
+  // the hot reads: a page answered before to this token, while nothing it shows has changed, ahead of the router
+  // when nothing of it needs a statement (hot-reads.ts)
+  first.push(serveHotReads(memory.hot, budget));
+  app.use(inOrder(first));
   // the API first: its requests pass none of the plain routes below
   app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
   // Outside /api/v1: plain express routes, each with the API's input rules (NUL, lone surrogates, integers, body
@@ -161,6 +168,28 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   app.use((req, _res, next) => next(new HttpError(404, 'not_found', `nothing at ${req.path}`)));
   app.use(problemDetails);
   return app;
+}
+
+/**
+ * The handlers as one: each runs when the one before calls next() without an error; an error, or the last one
+ * calling next, goes on to express's next layer. Errors thrown or rejected are handed on as express would.
+ */
+function inOrder(handlers: readonly express.RequestHandler[]): express.RequestHandler {
+  return (req, res, next) => {
+    let index = 0;
+    const step = (error?: unknown): void => {
+      if (error !== undefined && error !== null) return next(error);
+      const handler = handlers[index++];
+      if (!handler) return next();
+      try {
+        const result = handler(req, res, step) as unknown;
+        if (result instanceof Promise) result.catch(step);
+      } catch (thrown) {
+        step(thrown);
+      }
+    };
+    step();
+  };
 }
 
 /** The change stream of an app buildApp made: closed when the server stops, so its streams end. */

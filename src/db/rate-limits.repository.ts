@@ -4,10 +4,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
  * The lease handed out when `remaining` (an SQL expression) requests are left: what the requests waiting in this
- * process need (the parameter `want`), or 1/divisor of what is left if more, at most `maxLease`; never more than left.
+ * process need (the parameter `want`), or 1/divisor of what is left if more, at most `maxLease` or the parameter
+ * `ask` if larger (a process spending its leases fast asks for more, rate-limit.ts); never more than left.
  */
 function leaseOf(remaining: string, maxLease: number, divisor: number): string {
-  return `(case when ${remaining} <= 0 then 0 else least(${remaining}, greatest(?::int, least(${maxLease}, (${remaining}) / ${divisor}))) end)`;
+  return `(case when ${remaining} <= 0 then 0 else least(${remaining}, greatest(?::int, least(greatest(${maxLease}, ?::int), (${remaining}) / ${divisor}))) end)`;
 }
 
 /** The upsert that takes a lease of a budget of `limit` requests per window of `windowSeconds` (see `takeLease`). */
@@ -25,9 +26,12 @@ export function leaseStatement(limit: number, windowSeconds: number, maxLease: n
 
 export type LeaseRow = { used: number; granted: number; started: number; now: number };
 
-/** Takes a lease of `key`'s budget for `want` waiting requests with a statement of `leaseStatement`. */
-export async function takeLease(em: EntityManager, statement: string, key: string, want: number): Promise<LeaseRow> {
-  const rows = await em.execute<LeaseRow[]>(statement, [key, want, want, want, want]);
+/**
+ * Takes a lease of `key`'s budget for `want` waiting requests with a statement of `leaseStatement`, as large as `ask`
+ * where 1/divisor of what is left allows it.
+ */
+export async function takeLease(em: EntityManager, statement: string, key: string, want: number, ask: number): Promise<LeaseRow> {
+  const rows = await em.execute<LeaseRow[]>(statement, [key, want, ask, want, ask, want, ask, want, ask]);
   return rows[0]!;
 }
 

@@ -36,6 +36,30 @@ function takeQueryToken(url: string): { url: string; token?: string } {
   return { url: url.slice(0, queryAt) + (rest ? `?${rest}` : ''), token };
 }
 
+/** The secret of an Authorization header `Bearer <token>`, or undefined when it has another form. */
+function bearerSecret(header: string): string | undefined {
+  return /^Bearer[ ]+([^\s]+)\s*$/i.exec(header)?.[1];
+}
+
+/** A cached token that needs no statement now: fresh in the cache, not expired, its last use recorded within the minute. */
+function usableFromMemory(entry: CachedToken | undefined, now: number): entry is CachedToken {
+  return entry !== undefined && now - entry.cachedAt < CACHE_LIFETIME_MS && (entry.expiresAt === null || entry.expiresAt > now) &&
+    now - entry.lastUsedAt < LAST_USED_GRANULARITY_MS;
+}
+
+/**
+ * The caller of an Authorization header whose token this process can take from memory alone, with nothing to write
+ * (what `authenticate` would find with no statement), or undefined: then `authenticate` decides. The hot reads
+ * (hot-reads.ts) use it; scope by method is theirs to check (they only serve GET).
+ */
+export function callerFromMemory(header: string | undefined, now: number): Caller | undefined {
+  if (header === undefined) return undefined;
+  const secret = bearerSecret(header);
+  if (secret === undefined) return undefined;
+  const entry = tokenCache.get(hashToken(secret));
+  return usableFromMemory(entry, now) ? { ...entry.caller, tokenConfirmed: false } : undefined;
+}
+
 async function lookUp(em: EntityManager, hash: string, now: number): Promise<{ entry?: CachedToken; confirmed: boolean; expired: boolean }> {
   const cached = tokenCache.get(hash);
   if (cached && now - cached.cachedAt < CACHE_LIFETIME_MS) {
@@ -87,9 +111,8 @@ export function authenticate(options: { cache?: boolean; scopeByMethod?: boolean
     const header = req.get('authorization');
     let secret: string | undefined;
     if (header !== undefined) {
-      const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-      if (!match) throw unauthorized('the Authorization header must be "Bearer <token>"', true);
-      secret = match[1];
+      secret = bearerSecret(header);
+      if (secret === undefined) throw unauthorized('the Authorization header must be "Bearer <token>"', true);
     } else if (fromQuery !== undefined && fromQuery !== '') {
       secret = fromQuery;
     }

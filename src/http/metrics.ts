@@ -80,13 +80,22 @@ export function createMetrics(token: string, orm: Orm, changes: ChangeFeed, pres
   heap('notes_heap_live_peak_bytes', 'The largest heap left alive by a full garbage collection since the start, in bytes', () => pressure.state().peakLiveBytes);
   heap('notes_heap_limit_bytes', "The heap's ceiling (HEAP_LIMIT_MB), in bytes", () => pressure.state().limitBytes);
   heap('notes_memory_refusals', 'Requests refused with 503 server_busy because memory was tight', () => pressure.state().refused);
+  // each set of labels' counter and histogram, looked up once (operations x methods x statuses: a few hundred at most)
+  const series = new Map<string, { count: client.Counter.Internal; time: client.Histogram.Internal<(typeof labelNames)[number]> }>();
   return {
     measure(req, res, next) {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
-        const labels = { operation: operationOf(req, res), method: req.method, status: String(res.statusCode) };
-        requests.inc(labels);
-        duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        const operation = operationOf(req, res);
+        const status = String(res.statusCode);
+        const key = `${operation} ${req.method} ${status}`;
+        let one = series.get(key);
+        if (!one) {
+          const labels = { operation, method: req.method, status };
+          series.set(key, (one = { count: requests.labels(labels), time: duration.labels(labels) }));
+        }
+        one.count.inc();
+        one.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
       });
       next();
     },

@@ -12,7 +12,7 @@ const acceptableId = /^[A-Za-z0-9._-]{8,128}$/;
  * credentials redacted (logger.ts), headers (Authorization and Cookie redacted by the logger), status, time taken,
  * the caller's user id and the operationId.
  */
-export function requestIdAndLog(logger: Logger): RequestHandler {
+export function requestIdAndLog(logger: Logger, requestPrototype: object): RequestHandler {
   const middleware = pinoHttp<IncomingMessage, ServerResponse>({
     logger,
     quietReqLogger: true,
@@ -47,20 +47,25 @@ export function requestIdAndLog(logger: Logger): RequestHandler {
   }
   // Above `info` no request line is written: pino-http's two child loggers and three listeners per request would be
   // spent for nothing, a share of a hot read's time worth saving (docs/operating.md, "What this costs"). The id is
-  // given the same way; `req.log` is made when first used.
+  // given the same way; `req.log` is made when first used, by a getter on the app's request prototype (one
+  // defineProperty per app, not per request).
+  const ownLog = Symbol('log');
+  type WithLog = { [ownLog]?: Logger; requestId: string };
+  Object.defineProperty(requestPrototype, 'log', {
+    configurable: true,
+    get(this: WithLog) {
+      return (this[ownLog] ??= logger.child({ request_id: this.requestId }));
+    },
+    set(this: WithLog, value: Logger) {
+      this[ownLog] = value;
+    },
+  });
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && acceptableId.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
     req.id = id;
     req.requestId = id;
-    let log: Logger | undefined;
-    Object.defineProperty(req, 'log', {
-      configurable: true,
-      enumerable: true,
-      get: () => (log ??= logger.child({ request_id: id })),
-      set: (value: Logger) => (log = value),
-    });
     next();
   };
 }

@@ -92,6 +92,40 @@ describe('rate limit', () => {
   });
 });
 
+describe('the budget\'s leases', () => {
+  async function burst(actor: Actor, requests: number): Promise<void> {
+    for (let done = 0; done < requests; done += 50) {
+      const statuses = await Promise.all(Array.from({ length: 50 }, async () => (await actor.client.get('/api/v1/me')).status));
+      expect(statuses.every((status) => status === 200)).toBe(true);
+    }
+  }
+  async function used(on: TestApp, actor: Actor): Promise<number> {
+    const rows = await on.em().execute<{ used: number }[]>(`select used from rate_limits r join tokens t on r.key = 'token:' || t.id where t.user_id = ?`, [actor.user.id]);
+    return Number(rows[0]!.used);
+  }
+
+  it('grow for a token spending them fast, never past 1% of what is left; a small budget keeps leases of 1%', async () => {
+    const large = await startTestApp({ RATE_LIMIT_PER_HOUR: '1000000' }, { countQueries: true });
+    try {
+      const carol = await makeUser(large, 'carol');
+      const before = large.rateLimitLeases();
+      await burst(carol, 2000);
+      const leases = large.rateLimitLeases() - before;
+      // 40 leases of 50 without growth (at least: 50 are waiting at a time); fewer, larger ones with it
+      expect(leases).toBeGreaterThan(0);
+      expect(leases).toBeLessThan(40);
+      // what is leased and not yet spent is at most 1% of the budget (10,000)
+      expect((await used(large, carol)) - 2000).toBeLessThanOrEqual(10_000);
+    } finally {
+      await large.close();
+    }
+    // this file's app: 1,000 an hour, so a lease is at most 10 beyond what is waiting (50 at once here)
+    const dave = await makeUser(app, 'dave');
+    await burst(dave, 200);
+    expect((await used(app, dave)) - 200).toBeLessThanOrEqual(50);
+  });
+});
+
 describe('system routes', () => {
   it('answers /healthz and /readyz without a token', async () => {
     expect((await anonymous(app).get('/healthz')).body).toEqual({ status: 'ok' });

@@ -82,6 +82,34 @@ describe('getPage from the view cache', () => {
     expect(viewed!.text).toBe(first.text);
   });
 
+  it('answers from memory what its operation answers: the bytes, the headers, the budget counted; a token in the query or a .json path the same', async () => {
+    const { url } = await pageUrl();
+    await s.member.client.get('/api/v1/me');
+    const first = await read(s.member, url);
+    let hot!: Awaited<ReturnType<typeof read>>;
+    expect(await app.countQueries(async () => {
+      hot = await read(s.member, url);
+    })).toBe(0);
+    expect(hot.text).toBe(first.text);
+    for (const name of ['etag', 'content-type', 'ratelimit-limit', 'ratelimit-reset']) expect(hot.headers.get(name), name).toBe(first.headers.get(name));
+    expect(Number(hot.headers.get('ratelimit-remaining'))).toBe(Number(first.headers.get('ratelimit-remaining')) - 1);
+    expect(hot.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hot.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+    const traced = await s.member.client.get(url, { headers: { 'X-Request-Id': 'trace-0123456789' } });
+    expect(traced.text).toBe(first.text);
+    expect(traced.headers.get('x-request-id')).toBe('trace-0123456789');
+    const unchanged = await s.member.client.get(url, { headers: { 'If-None-Match': first.headers.get('etag')! } });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.headers.get('etag')).toBe(first.headers.get('etag'));
+    // the other forms of the same read go through the router to the operation, and answer the same
+    expect((await read(s.member, `${url}.json`)).text).toBe(first.text);
+    const queried = await new ApiClient(app.baseUrl).get(`${url}?access_token=${encodeURIComponent(s.member.token)}`);
+    expect(queried.status).toBe(200);
+    expect(queried.text).toBe(first.text);
+    // a wrong token is refused before anything kept is looked at
+    expect((await new ApiClient(app.baseUrl, 'not-a-token').get(url)).status).toBe(401);
+  });
+
   it('shows every change made elsewhere: the page, its child, its parent, the note, the team, a user', async () => {
     const { note, parent, page, child, url } = await pageUrl();
     await read(s.member, url);
