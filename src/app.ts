@@ -74,9 +74,9 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
     }
   });
 
-  // What every request gets first, in this order, as one layer (`inOrder`: express's router would match and dispatch
-  // each of them, a share of a hot read's time): its id and log line, the hook of a write, its measure (and /metrics),
-  // CORS, compression, its entity manager, then the hot reads.
+  // What every request gets first, in this order, as two layers (`inOrder`: express's router would match and dispatch
+  // each of them, a share of a hot read's time) with /metrics between them: its id and log line, the hook of a
+  // write, its measure; then CORS, compression, its entity manager and the hot reads.
   const first: express.RequestHandler[] = [requestIdAndLog(logger, app.request)];
   // a write answered: what it changed is committed, and its projections and the change stream can run at once
   first.push((req, res, next) => {
@@ -89,15 +89,19 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
     next();
   });
   // METRICS_TOKEN set: every request is measured and /metrics answers its bearer (metrics.ts); unset, neither
+  let metricsRoutes: express.Router | undefined;
   if (config.metricsToken) {
     const metrics = createMetrics(config.metricsToken, orm, changes, pressure);
+    metricsRoutes = metrics.routes;
     first.push(metrics.measure);
-    // its router is entered by /metrics alone
-    first.push((req, res, next) => (req.path === '/metrics' ? metrics.routes(req, res, next) : next()));
   }
+  app.use(inOrder(first));
+  // GET /metrics: a router of its own (the plain routes' guard and 405), before CORS and compression as always
+  if (metricsRoutes) app.use(metricsRoutes);
+  const then: express.RequestHandler[] = [];
   // CORS_ORIGINS set: those origins may call the service from a browser (preflight answered here, before routing)
   if (config.corsOrigins === '*' || config.corsOrigins.length > 0) {
-    first.push(cors({
+    then.push(cors({
       origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
       exposedHeaders: ['ETag', 'Link', 'Location', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'],
@@ -116,13 +120,13 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
     filter: (req, res) => res.locals.uncompressed !== true && compression.filter(req, res),
   });
   // a client that accepts no encoding (most API clients) skips the middleware, which wraps every response otherwise
-  first.push((req, res, next) => {
+  then.push((req, res, next) => {
     if (!req.headers['accept-encoding']) return next();
     res.locals.compressible = true; // openapi.ts writes such an answer in one piece
     return compress(req, res, next);
   });
   // each request's own entity manager, forked when first used: a hot read answered from memory never makes one
-  first.push((req, _res, next) => {
+  then.push((req, _res, next) => {
     let em: typeof req.em | undefined;
     Object.defineProperty(req, 'em', {
       configurable: true,
@@ -149,8 +153,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
   // the hot reads: a page answered before to this token, while nothing it shows has changed, ahead of the router
   // when nothing of it needs a statement (hot-reads.ts)
-  first.push(serveHotReads(memory.hot, budget));
-  app.use(inOrder(first));
+  then.push(serveHotReads(memory.hot, budget));
+  app.use(inOrder(then));
   // the API first: its requests pass none of the plain routes below
   app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
   // Outside /api/v1: plain express routes, each with the API's input rules (NUL, lone surrogates, integers, body
