@@ -163,7 +163,7 @@ describe('server and admin command line', () => {
     expect((await admin('delete-client', clientId!)).status).toBe(0);
     expect((await new ApiClient(baseUrl, accessToken).get('/api/v1/me')).status).toBe(401);
     expect((await admin('delete-client', clientId!)).status).toBe(1);
-  });
+  }, 90_000);
 
   it('refuses bad input with a message and a non-zero status, changing nothing', async () => {
     const taken = await admin('create-user', 'CAROL');
