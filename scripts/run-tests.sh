@@ -183,6 +183,20 @@ run_vitest() {
   TOTAL_SKIPPED=$((TOTAL_SKIPPED + skipped))
   [[ $name == pglite ]] && PGLITE_TOTAL=$total
   SUMMARY+=("$(printf '%-8s' "$name") : $passed passed, $failed failed, $skipped skipped$note")
+  # the failures by name, with the first line of each message, so the summary (all CI keeps) says what failed
+  if [[ $failed -gt 0 ]]; then
+    local line
+    while IFS= read -r line; do SUMMARY+=("           $line"); done < <("$NODE" -e '
+      const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+      const first = (m) => String(m ?? "").split("\n").find((l) => l.trim())?.trim().slice(0, 200) ?? "";
+      for (const f of r.testResults) {
+        const file = require("path").relative(process.cwd(), f.name);
+        const failed = f.assertionResults.filter((a) => a.status === "failed");
+        if (f.status === "failed" && (f.message || failed.length === 0)) console.log(`FAILED ${file}: ${first(f.message)}`);
+        for (const a of failed) console.log(`FAILED ${file} > ${a.fullName}: ${first(a.failureMessages?.[0])}`);
+      }
+    ' "$json" || true)
+  fi
 }
 
 # Pass 1: PGlite
