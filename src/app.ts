@@ -7,12 +7,13 @@ import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
 import compression from 'compression';
 import cors from 'cors';
 import express from 'express';
+import type { RequestListener } from 'node:http';
 import zlib from 'node:zlib';
 import type { Config } from './config.ts';
 import type { Orm } from './db/database.ts';
 import { authenticate, forgetToken } from './http/auth.ts';
 import { silentFeed, type ChangeFeed } from './db/change-feed.ts';
-import { serveHotReads } from './http/hot-reads.ts';
+import { hotReadListener, serveHotReads } from './http/hot-reads.ts';
 import { createMemory } from './cache/memory.ts';
 import { tokenOf } from './cache/tags.ts';
 import { HttpError } from './http/errors.ts';
@@ -77,7 +78,11 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   // What every request gets first, in this order, as two layers (`inOrder`: express's router would match and dispatch
   // each of them, a share of a hot read's time) with /metrics between them: its id and log line, the hook of a
   // write, its measure; then CORS, compression, its entity manager and the hot reads.
-  const first: express.RequestHandler[] = [requestIdAndLog(logger, app.request)];
+  const tag = requestIdAndLog(logger, app.request);
+  const first: express.RequestHandler[] = [(req, res, next) => {
+    tag(req, res);
+    next();
+  }];
   // a write answered: what it changed is committed, and its projections and the change stream can run at once
   first.push((req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
@@ -89,18 +94,15 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
     next();
   });
   // METRICS_TOKEN set: every request is measured and /metrics answers its bearer (metrics.ts); unset, neither
-  let metricsRoutes: express.Router | undefined;
-  if (config.metricsToken) {
-    const metrics = createMetrics(config.metricsToken, orm, changes, pressure);
-    metricsRoutes = metrics.routes;
-    first.push(metrics.measure);
-  }
+  const metrics = config.metricsToken ? createMetrics(config.metricsToken, orm, changes, pressure) : undefined;
+  if (metrics) first.push(metrics.measure);
   app.use(inOrder(first));
   // GET /metrics: a router of its own (the plain routes' guard and 405), before CORS and compression as always
-  if (metricsRoutes) app.use(metricsRoutes);
+  if (metrics) app.use(metrics.routes);
   const then: express.RequestHandler[] = [];
   // CORS_ORIGINS set: those origins may call the service from a browser (preflight answered here, before routing)
-  if (config.corsOrigins === '*' || config.corsOrigins.length > 0) {
+  const corsOn = config.corsOrigins === '*' || config.corsOrigins.length > 0;
+  if (corsOn) {
     then.push(cors({
       origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
@@ -152,8 +154,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   api.use(rateLimit(budget));
   api.use(openApiMiddleware(loadOpenApiDocument(), operations, services));
   // the hot reads: a page answered before to this token, while nothing it shows has changed, ahead of the router
-  // when nothing of it needs a statement (hot-reads.ts)
-  then.push(serveHotReads(memory.hot, budget));
+  // when nothing of it needs a statement (hot-reads.ts); most are answered ahead of express (the listener below)
+  then.push(serveHotReads({ hot: memory.hot, budget }));
   app.use(inOrder(then));
   // the API first: its requests pass none of the plain routes below
   app.use((req, res, next) => (req.path.startsWith('/api/') ? api(req, res, next) : next()));
@@ -171,7 +173,14 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   app.use(webRoutes(services));
   app.use((req, _res, next) => next(new HttpError(404, 'not_found', `nothing at ${req.path}`)));
   app.use(problemDetails);
+  // what the server listens with (listenerOf): the hot reads that need nothing of express, ahead of it
+  app.locals.listener = hotReadListener(app, { hot: memory.hot, budget, em: () => orm.em.fork() }, { tag, measure: metrics?.measureFrom, cors: corsOn });
   return app;
+}
+
+/** The request listener of an app buildApp made, for node's server: the app, with the hot reads ahead of it. */
+export function listenerOf(app: express.Express): RequestListener {
+  return app.locals.listener as RequestListener;
 }
 
 /**

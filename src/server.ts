@@ -1,7 +1,7 @@
 // Starts the service: migrate, listen, create the first user on a fresh database, and shut down gracefully.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp, eventHubOf } from './app.ts';
+import { buildApp, eventHubOf, listenerOf } from './app.ts';
 import { pruneChangeLog } from './modules/events/retention.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { moveAttachmentBlobs } from './modules/attachments/blob-move.ts';
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     const pressure = new MemoryPressure(undefined, config.heapLimitMb * 1024 * 1024).start();
     app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections, embedded: database.kind === 'embedded', pressure });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
-    server = await listen(app, config.host, config.port);
+    server = await listen(listenerOf(app), config.host, config.port);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
     await prune();
     void sweep();

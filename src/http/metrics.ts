@@ -13,6 +13,7 @@
 //       (nodejs_eventloop_lag_seconds and its percentiles)
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response, Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import client from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Orm } from '../db/database.ts';
@@ -22,8 +23,15 @@ import { asProblem, plainRouter } from './input-guard.ts';
 
 type PoolStats = { totalCount: number; idleCount: number; waitingCount: number };
 
-/** `measure` goes before routing; `routes` serves GET /metrics (with the guard and 405 of every plain route). */
-export type Metrics = { measure: RequestHandler; routes: Router };
+/**
+ * `measure` goes before routing (`measureFrom` measures a request from a moment already taken: the hot reads
+ * answered ahead of express); `routes` serves GET /metrics (with the guard and 405 of every plain route).
+ */
+export type Metrics = {
+  measure: RequestHandler;
+  measureFrom(req: IncomingMessage, res: ServerResponse, started: bigint): void;
+  routes: Router;
+};
 
 /** The operationId of an answered request (set by the OpenAPI validator, or by the hot reads), for labels. */
 function operationOf(req: Request, res: Response): string {
@@ -82,23 +90,27 @@ export function createMetrics(token: string, orm: Orm, changes: ChangeFeed, pres
   heap('notes_memory_refusals', 'Requests refused with 503 server_busy because memory was tight', () => pressure.state().refused);
   // each set of labels' counter and histogram, looked up once (operations x methods x statuses: a few hundred at most)
   const series = new Map<string, { count: client.Counter.Internal; time: client.Histogram.Internal<(typeof labelNames)[number]> }>();
+  const measureFrom = (req: IncomingMessage, res: ServerResponse, started: bigint): void => {
+    res.once('finish', () => {
+      const operation = operationOf(req as Request, res as Response);
+      const status = String(res.statusCode);
+      const method = req.method ?? 'GET';
+      const key = `${operation} ${method} ${status}`;
+      let one = series.get(key);
+      if (!one) {
+        const labels = { operation, method, status };
+        series.set(key, (one = { count: requests.labels(labels), time: duration.labels(labels) }));
+      }
+      one.count.inc();
+      one.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    });
+  };
   return {
     measure(req, res, next) {
-      const started = process.hrtime.bigint();
-      res.once('finish', () => {
-        const operation = operationOf(req, res);
-        const status = String(res.statusCode);
-        const key = `${operation} ${req.method} ${status}`;
-        let one = series.get(key);
-        if (!one) {
-          const labels = { operation, method: req.method, status };
-          series.set(key, (one = { count: requests.labels(labels), time: duration.labels(labels) }));
-        }
-        one.count.inc();
-        one.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      });
+      measureFrom(req, res, process.hrtime.bigint());
       next();
     },
+    measureFrom,
     routes: plainRouter({ refuse: asProblem }, [{
       path: '/metrics',
       async GET(req, res) {

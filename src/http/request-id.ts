@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import { pinoHttp } from 'pino-http';
 import { redactUrl, type Logger } from './logger.ts';
 
@@ -10,9 +10,10 @@ const acceptableId = /^[A-Za-z0-9._-]{8,128}$/;
  * Gives every request an id (a sane incoming X-Request-Id is kept) and echoes it; `req.log` is the logger of this
  * request (with `request_id`), and one line is logged when the request ends (pino-http): method, URL with its
  * credentials redacted (logger.ts), headers (Authorization and Cookie redacted by the logger), status, time taken,
- * the caller's user id and the operationId.
+ * the caller's user id and the operationId. The returned function does it to node's request and response (the hot
+ * reads answered ahead of express call it too: hot-reads.ts), the app's first layer calls it on every other.
  */
-export function requestIdAndLog(logger: Logger, requestPrototype: object): RequestHandler {
+export function requestIdAndLog(logger: Logger, requestPrototype: object): (req: IncomingMessage, res: ServerResponse) => void {
   const middleware = pinoHttp<IncomingMessage, ServerResponse>({
     logger,
     quietReqLogger: true,
@@ -35,14 +36,14 @@ export function requestIdAndLog(logger: Logger, requestPrototype: object): Reque
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
     customSuccessMessage: () => 'request',
     customErrorMessage: () => 'request',
-    customSuccessObject: (req, _res, value: Record<string, unknown>) => ({ ...value, ...callerFields(req as Request) }),
-    customErrorObject: (req, _res, _error, value: Record<string, unknown>) => ({ ...value, ...callerFields(req as Request) }),
+    customSuccessObject: (req, res, value: Record<string, unknown>) => ({ ...value, ...callerFields(req as Request, res) }),
+    customErrorObject: (req, res, _error, value: Record<string, unknown>) => ({ ...value, ...callerFields(req as Request, res) }),
   });
+  type Tagged = IncomingMessage & { id?: unknown; requestId?: string };
   if (logger.isLevelEnabled('info')) {
-    return (req, res, next) => {
+    return (req: Tagged, res) => {
       middleware(req, res);
       req.requestId = String(req.id);
-      next();
     };
   }
   // Above `info` no request line is written: pino-http's two child loggers and three listeners per request would be
@@ -60,17 +61,17 @@ export function requestIdAndLog(logger: Logger, requestPrototype: object): Reque
       this[ownLog] = value;
     },
   });
-  return (req, res, next) => {
+  return (req: Tagged, res) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && acceptableId.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
     req.id = id;
     req.requestId = id;
-    next();
   };
 }
 
-function callerFields(req: Request): Record<string, unknown> {
-  const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+function callerFields(req: Request, res: ServerResponse & { locals?: Record<string, unknown> }): Record<string, unknown> {
+  // the validator's operation, or the one a hot read answered (hot-reads.ts)
+  const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId ?? res.locals?.operationId;
   return { request: req, user_id: req.caller?.user.id, operation_id: operationId };
 }

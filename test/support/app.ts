@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { buildApp, eventHubOf } from '../../src/app.ts';
+import { buildApp, eventHubOf, listenerOf } from '../../src/app.ts';
 import type { MemoryPressure } from '../../src/http/memory-pressure.ts';
 import { ProjectionWorker } from '../../src/modules/events/projections.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -81,7 +81,7 @@ export async function startTestApp(
   // checks never depends on when a worker happened to run
   const projections = new ProjectionWorker(database.orm.em.fork(), logger);
   const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes, embedded: database.kind === 'embedded', pressure: options.pressure });
-  server.on('request', app);
+  server.on('request', listenerOf(app));
   return {
     baseUrl,
     config,
