@@ -114,6 +114,20 @@ export function resolveChunks(chunks: readonly Chunk[], side: 'ours' | 'theirs')
   return chunks.map((chunk) => ('ok' in chunk ? chunk.ok : chunk.conflict[side])).join('');
 }
 
+/** One disputed region's decision: a side, or the stretch's text as it should read. */
+export type RegionChoice = 'ours' | 'theirs' | { content: string };
+
+/** The chunks with their conflicts decided in order from `choices`, starting at `from`. */
+export function decideChunks(chunks: readonly Chunk[], choices: readonly RegionChoice[], from: number): { text: string; next: number } {
+  let next = from;
+  const text = chunks.map((chunk) => {
+    if ('ok' in chunk) return chunk.ok;
+    const choice = choices[next++]!;
+    return typeof choice === 'string' ? chunk.conflict[choice] : choice.content;
+  }).join('');
+  return { text, next };
+}
+
 export function regionsOf(chunks: readonly Chunk[]): Region[] {
   return chunks.flatMap((chunk) => ('conflict' in chunk ? [chunk.conflict] : []));
 }

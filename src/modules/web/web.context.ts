@@ -72,7 +72,7 @@ async function invokeAs<Id extends OperationId, S extends ScopeKind>(
   res: Response,
   id: Id,
   kind: S,
-  call: { method: 'GET' | 'POST' | 'PUT'; apiPath: string; path: Record<string, unknown>; query: Record<string, unknown>; body: unknown },
+  call: { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; apiPath: string; path: Record<string, unknown>; query: Record<string, unknown>; body: unknown },
 ): Promise<Answer<Id, S>> {
   const definition = operations[id] as unknown as OperationDefinition<Id, S>;
   if (definition.scope !== kind) throw new Error(`${id} runs in a ${definition.scope} scope, not ${kind}`);
@@ -145,7 +145,7 @@ export function runWrite<Id extends OperationId, S extends ScopeKind>(
   res: Response,
   id: Id,
   kind: S,
-  method: 'POST' | 'PUT',
+  method: 'POST' | 'PUT' | 'DELETE',
   apiPath: string,
   path: Record<string, unknown>,
   body: unknown,

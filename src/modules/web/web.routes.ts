@@ -1,6 +1,6 @@
 // The browser views behind every `html_url` the API returns (src/http/urls.ts gives their shapes), plus the
-// caller's activity and notifications, the page history list and the diff view, and the forms that comment and decide
-// requests (views/forms.ts); see
+// caller's activity and notifications, the page history list and the diff view, the forms that comment and decide
+// requests (views/forms.ts), and the forms that write notes and pages (views/page-forms.ts); see
 // docs/operating.md, "Reading in a browser". Who may read what is the API's: each view runs the API's operations (web.context.ts).
 import { readFileSync } from 'node:fs';
 import express from 'express';
@@ -20,6 +20,7 @@ import { makeView, type View } from './views/view.ts';
 import { issueView, requestView } from './views/work.ts';
 import { formAuth, viewAuth, viewerOf } from './web.context.ts';
 import { commentOnIssue, commentOnPage, commentOnRequest, decideRequest, type Decided } from './views/forms.ts';
+import { createNote, createPage, deletePage, editPageView, movePage, newNoteView, newPageView, restoreVersion, savePage } from './views/page-forms.ts';
 
 const stylesheet = readFileSync(new URL('./static/web.css', import.meta.url), 'utf8');
 
@@ -79,8 +80,12 @@ export function webRoutes(services: AppServices): express.Router {
     { path: '/notifications', GET: serve((view) => notificationsView(view)), integers: { query: ['page'] } },
     { path: '/users/:username', GET: serve((view, p) => userView(view, text(p.username))), integers: { query: ['page'] } },
     { path: '/teams/:team', GET: serve((view, p) => teamView(view, text(p.team))), integers: { query: ['page'] } },
+    { path: '/teams/:team/notes/new', GET: serve((view, p) => newNoteView(view, text(p.team))) },
+    { path: '/teams/:team/notes', POST: post((view, p) => createNote(view, text(p.team))) },
     // after /users/... and /teams/..., and after the system, avatar and OAuth routes registered before this router
     { path: '/:team/:note', GET: serve((view, p) => noteView(view, text(p.team), text(p.note))), integers: { query: ['pages'] } },
+    { path: '/:team/:note/pages/new', GET: serve((view, p) => newPageView(view, text(p.team), text(p.note))), integers: { query: ['parent'] } },
+    { path: '/:team/:note/pages', POST: post((view, p) => createPage(view, text(p.team), text(p.note))) },
     { path: '/:team/:note/issues', GET: serve((view, p) => issueListView(view, text(p.team), text(p.note))), integers: { query: ['page'] } },
     { path: '/:team/:note/requests', GET: serve((view, p) => requestListView(view, text(p.team), text(p.note))), integers: { query: ['page'] } },
     { path: '/:team/:note/issues/:index', GET: serve((view, p) => issueView(view, text(p.team), text(p.note), number(p.index))), integers: { path: ['index'] } },
@@ -92,6 +97,10 @@ export function webRoutes(services: AppServices): express.Router {
     })),
     { path: '/:team/:note/:page', precondition: numericPage, GET: serve((view, p) => pageView(view, ...page(p))), integers: { path: ['page'] } },
     { path: '/:team/:note/:page/comments', precondition: numericPage, POST: post((view, p) => commentOnPage(view, ...page(p))), integers: { path: ['page'] } },
+    { path: '/:team/:note/:page/edit', precondition: numericPage, GET: serve((view, p) => editPageView(view, ...page(p))), POST: post((view, p) => savePage(view, ...page(p))), integers: { path: ['page'] } },
+    { path: '/:team/:note/:page/move', precondition: numericPage, POST: post((view, p) => movePage(view, ...page(p))), integers: { path: ['page'] } },
+    { path: '/:team/:note/:page/delete', precondition: numericPage, POST: post((view, p) => deletePage(view, ...page(p))), integers: { path: ['page'] } },
+    { path: '/:team/:note/:page/histories/:index/restore', precondition: numericPage, POST: post((view, p) => restoreVersion(view, ...page(p), number(p.index))), integers: { path: ['page', 'index'] } },
     { path: '/:team/:note/:page/histories', precondition: numericPage, GET: serve((view, p) => historyView(view, ...page(p))), integers: { path: ['page'], query: ['page'] } },
     { path: '/:team/:note/:page/histories/diff', precondition: numericPage, GET: serve((view, p) => diffView(view, ...page(p))), integers: { path: ['page'], query: ['a', 'b'] } },
     { path: '/:team/:note/:page/histories/:index', precondition: numericPage, GET: serve((view, p) => versionView(view, ...page(p), number(p.index))), integers: { path: ['page', 'index'] } },

@@ -2,7 +2,7 @@
 // written to) and theirs (the side brought in). For a request, ours is the upstream and theirs the fork; for a pull,
 // ours is the fork and theirs the upstream. `null` is a page that is not there (deleted, or never existed).
 import { conflict } from '../../errors.ts';
-import { budgetOf, hasConflicts, MergeBoundExceeded, mergeText, mergeWhole, regionsOf, resolveChunks, type Budget, type Chunk, type Region } from '../../text/merge3.ts';
+import { budgetOf, decideChunks, hasConflicts, MergeBoundExceeded, mergeText, mergeWhole, regionsOf, resolveChunks, type Budget, type Chunk, type Region, type RegionChoice } from '../../text/merge3.ts';
 
 export type PageText = { title: string; content: string };
 export type Side = PageText | null;
@@ -11,8 +11,7 @@ export type Side = PageText | null;
 export type Classification = 'unchanged' | 'fork_only' | 'upstream_only' | 'identical' | 'diverged';
 export type ConflictKind = 'content' | 'delete_modify' | 'tree';
 export type PageConflict = { page_id: number; kind: ConflictKind; regions: Region[] };
-/** One disputed region's decision: a side, or the stretch's text as it should read. */
-export type RegionChoice = 'ours' | 'theirs' | { content: string };
+export type { RegionChoice };
 /**
  * `ours`, `theirs` (each conflicting region from that side), the page's final HTML, or a decision per region (the
  * title's region first, then the content's; `take` decides a tree conflict of the same page, ours when absent).
@@ -41,17 +40,6 @@ function choicesFor(pageId: number, resolution: { regions: readonly RegionChoice
 /** The decision for a conflict of one region (delete_modify): the resolution itself, or its one region's. */
 export function oneRegion(pageId: number, resolution: Resolution): RegionChoice {
   return typeof resolution === 'object' && 'regions' in resolution ? choicesFor(pageId, resolution, 1)[0]! : resolution;
-}
-
-/** The chunks with their conflicts decided in order from `choices`, starting at `from`. */
-function decideChunks(chunks: readonly Chunk[], choices: readonly RegionChoice[], from: number): { text: string; next: number } {
-  let next = from;
-  const text = chunks.map((chunk) => {
-    if ('ok' in chunk) return chunk.ok;
-    const choice = choices[next++]!;
-    return typeof choice === 'string' ? chunk.conflict[choice] : choice.content;
-  }).join('');
-  return { text, next };
 }
 
 export type PageMerge =

@@ -2,7 +2,7 @@
 import type { Note, Page } from '../../../../generated/client/types.gen.ts';
 import { html, trusted, type Html, type Renderable } from '../html.ts';
 import type { Locale } from '../i18n.ts';
-import { keyboardScrollable } from './parts.ts';
+import { keyboardScrollable, writes } from './parts.ts';
 import { seg } from './view.ts';
 import type { View } from './view.ts';
 
@@ -52,7 +52,7 @@ export async function noteView(view: View, team: string, ref: string) {
     : '';
   return view.page({ title: note.title, crumbs: [{ label: note.team.name, href: note.team.html_url }, { label: note.title }], operation: 'getNote' }, html`
 <h1><img class="avatar" src="${note.avatar_url}" alt="">${note.title}</h1>${pastBanner(view.locale, at, note.html_url)}
-<div class="layout"><nav class="card tree" aria-label="${t.pageTree}"><h2>${t.pages}</h2>${pageTree(view.locale, pages.pages, undefined, at)}${more}</nav>
+<div class="layout"><nav class="card tree" aria-label="${t.pageTree}"><h2>${t.pages}</h2>${pageTree(view.locale, pages.pages, undefined, at)}${more}${at === undefined && writes(view, note.team) ? html`<p><a class="button" href="${note.html_url}/pages/new">${t.newPage}</a></p>` : ''}</nav>
 <div><div class="card"><p class="meta"><span class="badge">${note.is_private ? t.privateNote : t.publicNote}</span> ${note.team.name} / ${note.name}</p>${forked}
 <div class="content">${trusted(keyboardScrollable(note.description_html))}</div></div>
 <div class="card"><ul class="counts"><li><a href="${note.html_url}/issues">${t.openIssues}: <span data-count="issues">${issues.total ?? 0}</span></a></li><li><a href="${note.html_url}/requests">${t.openRequests}: <span data-count="requests">${requests.total ?? 0}</span></a></li></ul></div></div></div>`);

@@ -5,7 +5,8 @@ import type { Locale } from '../i18n.ts';
 import type { Crumb } from '../layout.ts';
 import { atMoment, noteCrumbs, pastBanner } from './note.ts';
 import { changes } from './changes.ts';
-import { commentSection, pager, stored, userLink, viaBadge, when } from './parts.ts';
+import { commentSection, pager, stored, userLink, viaBadge, when, writes } from './parts.ts';
+import { viewerOf } from '../web.context.ts';
 import { besideTree, pageTreeNav } from './tree.ts';
 import { seg } from './view.ts';
 import type { View } from './view.ts';
@@ -49,7 +50,7 @@ ${besideTree(tree, html`<article class="card"><h1>${page.title}</h1><p class="me
   }
   const comments = (await view.run('listPageComments', 'page', `${apiPath}/comments`, path, { per_page: 100 })).body;
   return view.page({ title: page.title, crumbs: pageCrumbs(page), operation: 'getPage' }, besideTree(tree, html`
-<article class="card"><h1>${page.title}</h1><p class="meta">${t.updated} ${when(view.locale, page.updated_at)} · <a href="${historyUrl(page)}">${t.history}</a></p>
+<article class="card"><h1>${page.title}</h1><p class="meta">${t.updated} ${when(view.locale, page.updated_at)} · <a href="${historyUrl(page)}">${t.history}</a>${writes(view, page.note.team) ? html` · <a href="${page.html_url}/edit">${t.editPage}</a> · <a href="${page.note.html_url}/pages/new?parent=${page.id}">${t.newPage}</a>` : ''}</p>
 <div class="content">${stored(page.content)}</div></article>
 ${commentSection(view, comments, `${page.html_url}/comments`)}`));
 }
@@ -80,7 +81,7 @@ export async function versionView(view: View, team: string, note: string, pageId
   const tree = await pageTreeNav(view, team, note, version.page);
   return view.page({ title: `${version.title} · ${t.version} #${version.index}`, crumbs: pageCrumbs(version.page, { label: `${t.version} #${version.index}` }), operation: 'getPageVersion' }, besideTree(tree, html`
 <div class="card"><h1>${version.title} <span class="badge">${t.version} #${version.index}</span></h1>
-<p class="meta">${versionAuthor(version, view)} · ${when(view.locale, version.created_at)}${mergedBadge(view.locale, version)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p></div>
+<p class="meta">${versionAuthor(version, view)} · ${when(view.locale, version.created_at)}${mergedBadge(view.locale, version)} · <a href="${historyUrl(version.page)}">${t.history}</a> · <a href="${version.page.html_url}">${t.current}</a></p>${writes(view, version.page.note.team) ? restoreForm(view, version.html_url) : ''}</div>
 <section class="card"><h2>${t.compareWithPrevious}</h2>${changes(view.locale, version.diff)}</section>
 <article class="card"><div class="content">${stored(version.content)}</div></article>`));
 }
@@ -101,4 +102,10 @@ export async function diffView(view: View, team: string, note: string, pageId: n
   crumbs.push({ label: t.diff });
   return view.page({ title: `${page.title} · ${t.diff}`, crumbs, operation: 'diffPageVersions' }, besideTree(await pageTreeNav(view, team, note, page), html`
 <section class="card"><h1>${page.title}: ${t.diff}</h1>${changes(view.locale, answer.body.html)}</section>`));
+}
+
+/** The restore button of a version view (restoreVersion, page-forms.ts). */
+function restoreForm(view: View, versionUrl: string): Renderable {
+  const { t } = view.locale;
+  return html`<form method="post" action="${versionUrl}/restore" class="inline"><input type="hidden" name="csrf_token" value="${viewerOf(view.res)?.csrfToken ?? ''}"><button type="submit">${t.restoreVersion}</button> <span class="muted">${t.restoreHint}</span></form>`;
 }

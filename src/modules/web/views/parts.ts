@@ -83,3 +83,8 @@ export function commentForm(view: { res: Response; locale: Locale }, action: str
 <label for="${id}">${t.addComment}</label><textarea id="${id}" name="comment" rows="3" required></textarea>
 <p class="muted">${t.mentionHint}</p><button type="submit">${t.postComment}</button></form>`;
 }
+
+/** Whether the views offer writing (the forms of page-forms.ts): to a member of the team, signed in through the browser. */
+export function writes(view: { res: Response }, team: { role?: string | null | undefined }): boolean {
+  return viewerOf(view.res)?.csrfToken !== undefined && (team.role === 'member' || team.role === 'manager');
+}

@@ -1,7 +1,7 @@
 // The user and team views.
 import type { Note, Team } from '../../../../generated/client/types.gen.ts';
 import { html } from '../html.ts';
-import { list, logLine, pager, when } from './parts.ts';
+import { list, logLine, pager, when, writes } from './parts.ts';
 import { seg, type View } from './view.ts';
 
 const NOTES_PER_PAGE = 20;
@@ -38,5 +38,5 @@ export async function teamView(view: View, name: string) {
   return view.page({ title: team.name, crumbs: [{ label: t.team }, { label: team.name }], operation: 'getTeam' }, html`
 <div class="card"><h1><img class="avatar" src="${team.avatar_url}" alt="">${team.fullname || team.name}</h1>${team.description ? html`<p>${team.description}</p>` : ''}${team.role ? html`<p class="meta">${t.role(team.role)}</p>` : ''}</div>
 <div class="card"><h2>${t.managers}</h2>${people(team.managers)}<h2>${t.members}</h2>${people(team.members)}</div>
-<div class="card"><h2>${t.notes}</h2>${list(view.locale, notes.body.map((note) => noteItem(view, note)))}${pager(view.locale, team.html_url, page, NOTES_PER_PAGE, notes.total)}</div>`);
+<div class="card"><h2>${t.notes}</h2>${writes(view, team) ? html`<p><a class="button" href="${team.html_url}/notes/new">${t.newNote}</a></p>` : ''}${list(view.locale, notes.body.map((note) => noteItem(view, note)))}${pager(view.locale, team.html_url, page, NOTES_PER_PAGE, notes.total)}</div>`);
 }
