@@ -58,7 +58,8 @@ function findHot(req: IncomingMessage, hot: HotReads): Found | undefined {
  * the verdict from `res.locals`). `before` runs just before the answer is written (told whether it is a 304).
  */
 async function answerHot(req: Raw, res: RawResponse, found: Found, deps: HotReadDeps, before: (notModified: boolean) => void, fits = (_entry: HotRead) => true): Promise<boolean> {
-  const spendable = { em: deps.em } as unknown as Request;
+  // rateLimit's spendOnce takes the request's entity manager, made only when a lease is to be taken
+  const spendable = { get em() { return deps.em(); } } as unknown as Request;
   const [verdict] = await Promise.all([spendOnce(deps.budget, spendable, res as Response, found.caller.tokenId), deps.hot.sync()]);
   const entry = verdict.exceeded ? undefined : deps.hot.get(found.key);
   if (!entry || !fits(entry)) return false;

@@ -116,6 +116,25 @@ describe('hot reads ahead of express', () => {
     }
   });
 
+  it('take a lease of the budget when this process\'s is spent, as many times as it takes: every read answered', async () => {
+    const url = await pageUrl('<p>leased</p>');
+    const bearer = { Authorization: `Bearer ${s.member.token}` };
+    await get(url, bearer);
+    const leases = app.rateLimitLeases();
+    const statuses = new Map<number, number>();
+    const remaining: number[] = [];
+    for (let round = 0; round < 10; round += 1) {
+      for (const answer of await Promise.all(Array.from({ length: 25 }, () => get(url, bearer)))) {
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        remaining.push(Number(answer.headers['ratelimit-remaining']));
+      }
+    }
+    expect([...statuses]).toEqual([[200, 250]]);
+    // 250 reads of a lease of at most 50 each: several leases taken, from the one budget the API spends
+    expect(app.rateLimitLeases() - leases).toBeGreaterThanOrEqual(2);
+    expect(Math.min(...remaining)).toBeLessThanOrEqual(5000 - 250);
+  });
+
   it('are logged and measured as the app logs and measures a request', async () => {
     const url = await pageUrl('<p>measured</p>');
     const bearer = { Authorization: `Bearer ${s.member.token}` };
