@@ -111,7 +111,7 @@ export async function newPageView(view: View, team: string, note: string, sent: 
 <form method="post" action="${found.html_url}/pages" class="card editor">${csrfField(view)}<h1>${t.newPage}</h1>
 <label for="title">${t.title}</label><input id="title" name="title" required maxlength="255" value="${field(sent, 'title') ?? ''}">
 ${await parentSelect(view, team, note, parent)}
-<label for="content">${t.contentHtml}</label><textarea id="content" name="content" rows="16">
+<label for="page-content">${t.contentHtml}</label><textarea id="page-content" name="content" rows="16">
 ${typed(field(sent, 'content'))}</textarea>
 <button type="submit" class="primary">${t.create}</button></form>`);
 }
@@ -170,7 +170,7 @@ export async function editPageView(view: View, team: string, note: string, pageI
 ${conflictRegions(view, conflicts, sent)}`
     : html`<input type="hidden" name="base_version" value="${base}">
 <label for="title">${t.title}</label><input id="title" name="title" required maxlength="255" value="${title}">
-<label for="content">${t.contentHtml}</label><textarea id="content" name="content" rows="20">
+<label for="page-content">${t.contentHtml}</label><textarea id="page-content" name="content" rows="20">
 ${content}</textarea>${options.overwrite ? html`<label><input type="checkbox" name="overwrite" value="true"> ${t.overwrite}</label>` : ''}`;
   return view.page({ title: `${t.editPage} · ${page.title}`, crumbs: [...noteCrumbs(page.note), { label: page.title, href: page.html_url }, { label: t.editPage }], operation: 'updatePage' }, html`${problemNotice(options.problem)}
 <form method="post" action="${page.html_url}/edit" class="card editor">${csrfField(view)}<h1>${t.editPage}: ${page.title}</h1>
