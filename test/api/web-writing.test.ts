@@ -169,7 +169,7 @@ describe('editing a page from the browser', () => {
       const decision = formFields(conflicted.text, '/edit');
       expect(decision).toMatchObject({ base_version: '1', decided_over: '2', 'r[0]': 'ours' });
       expect(decision['t[0]']).toContain('tagged release');
-      const typed = choice === 'edit' ? { 't[0]': decision['t[0]']!.replace(/a tagged release/, 'the release branch') } : {};
+      const typed: Record<string, string> = choice === 'edit' ? { 't[0]': decision['t[0]']!.replace(/a tagged release/, 'the release branch') } : {};
       const decided = await browser.post(`${view}/edit`, { ...decision, 'r[0]': choice, ...typed });
       expect(decided.status, choice).toBe(303);
       const now = await pageNow(apiPath);
