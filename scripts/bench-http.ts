@@ -917,7 +917,8 @@ async function runDatabase(database: Database): Promise<void> {
           const imported = await timeImport(service.baseUrl, seeded.tokens.bench, 'bench', 'history-copy', zip, importSql);
           const complete = imported.state === 'done' && imported.versions === HISTORY_PAGES * HISTORY_VERSIONS;
           report(database, 'history: import of that export (upload to done)',
-            `${imported.seconds.toFixed(1).padStart(6)} s  goal < ${IMPORT_SECONDS_GOAL} s  (${imported.state}, ${imported.versions} versions${imported.error ? `: ${imported.error}` : ''})`,
+            `${imported.seconds.toFixed(1).padStart(6)} s  goal < ${IMPORT_SECONDS_GOAL} s  (${imported.state}, ${imported.versions} versions${imported.error ? `: ${imported.error}` : ''}; ` +
+              `the job read ${imported.polls} times, ${imported.resets} of them again after the connection failed, longest answer ${imported.slowestPollMs.toFixed(0)} ms)`,
             complete && imported.seconds < IMPORT_SECONDS_GOAL ? 'ok' : 'FAIL');
         } finally {
           await importSql.end();
@@ -964,7 +965,9 @@ async function runDatabase(database: Database): Promise<void> {
       headroom !== undefined && headroom >= HEAP_HEADROOM_GOAL ? 'ok' : 'FAIL');
     if (service.died()) throw new Error(`${service.died()}:\n${service.outputTail()}`);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    // fetch's own message is "fetch failed": what failed is its cause (a reset, a refused connection, a timeout)
+    const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    const message = `${error instanceof Error ? error.message : String(error)}${cause}`;
     problems.push(`${database}: ${message}`);
     console.log(`${database.padEnd(8)} COULD NOT RUN: ${message}`);
     if (service) console.log(`[bench] last lines of the service's output:\n${service.outputTail() || '(none)'}`);

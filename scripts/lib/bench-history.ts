@@ -134,7 +134,7 @@ export async function timeExport(baseUrl: string, token: string, seed: HistorySe
   }
 }
 
-export type ImportRun = { seconds: number; state: string; error: string | null; versions: number };
+export type ImportRun = { seconds: number; state: string; error: string | null; versions: number; polls: number; resets: number; slowestPollMs: number };
 
 /**
  * Imports the zip `file` into `team` as a note named `name` (POST .../imports, then GET /api/v1/jobs/{id} until it
@@ -149,14 +149,29 @@ export async function timeImport(baseUrl: string, token: string, team: string, n
   const started = performance.now();
   const answer = await fetch(`${baseUrl}/api/v1/teams/${team}/imports`, { method: 'POST', headers, body: form });
   const accepted = (await answer.json()) as { id?: number; detail?: string };
-  if (answer.status !== 202 || accepted.id === undefined) return { seconds: 0, state: `answered ${answer.status}`, error: accepted.detail ?? null, versions: 0 };
+  if (answer.status !== 202 || accepted.id === undefined) return { seconds: 0, state: `answered ${answer.status}`, error: accepted.detail ?? null, versions: 0, polls: 0, resets: 0, slowestPollMs: 0 };
+  let polls = 0;
+  let resets = 0;
+  let slowestPollMs = 0;
   for (;;) {
-    const job = (await (await fetch(`${baseUrl}/api/v1/jobs/${accepted.id}`, { headers })).json()) as { state: string; error: { code: string; detail: string } | null };
+    // a GET read again when its connection fails, as a client does (an embedded database's long statement holds the
+    // server's thread: a kept-alive connection can close under the next request); counted and reported, at most 5
+    let job: { state: string; error: { code: string; detail: string } | null };
+    const asked = performance.now();
+    try {
+      polls += 1;
+      job = (await (await fetch(`${baseUrl}/api/v1/jobs/${accepted.id}`, { headers })).json()) as typeof job;
+    } catch (error) {
+      if (!(error instanceof TypeError) || (resets += 1) > 5) throw error;
+      continue;
+    } finally {
+      slowestPollMs = Math.max(slowestPollMs, performance.now() - asked);
+    }
     if (job.state === 'done' || job.state === 'failed') {
       const seconds = (performance.now() - started) / 1000;
       const [row] = (await sql.query<{ n: string }>(`select count(*) as n from page_versions v join notes n on n.id = v.note_id
         join teams t on t.id = n.team_id where t.name = $1 and n.slug = $2`, [team, name])).rows;
-      return { seconds, state: job.state, error: job.error ? `${job.error.code}: ${job.error.detail}` : null, versions: Number(row!.n) };
+      return { seconds, state: job.state, error: job.error ? `${job.error.code}: ${job.error.detail}` : null, versions: Number(row!.n), polls, resets, slowestPollMs };
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
