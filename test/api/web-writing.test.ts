@@ -272,6 +272,13 @@ describe('what the writing forms may not do', () => {
       expect(refused.status, path).toBe(403);
     }
     expect(await pageNow(apiPath)).toMatchObject({ version: 1, content: PARAGRAPHS });
+    // the forms' views are not shown to whoever may not send them: 403 (a browser asking for HTML gets the 404 page
+    // of what may not be seen; this client asks for no HTML, so it gets the problem document)
+    for (const path of [`${view}/edit`, `${noteView}/pages/new`, `/teams/${cast.team.name}/notes/new`]) {
+      const refused = await outsider.get(path);
+      expect(refused.status, path).toBe(403);
+      expect(refused.text).not.toContain('name="content"');
+    }
     const secret = `/${cast.team.name}/secret`;
     expect((await outsider.get(`${secret}/pages/new`)).status).toBe(404);
     expect((await outsider.post(`${secret}/pages`, { csrf_token: csrf, title: 'Intruder' })).status).toBe(404);

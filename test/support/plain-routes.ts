@@ -54,6 +54,11 @@ const view = (path: (world: PlainWorld) => string, query?: Record<string, string
   format: 'view',
   GET: (world) => ({ path: path(world), headers: bearer(world), ...(query ? { query } : {}) }),
 });
+/** A writing form's view (page-forms.ts): for a member signed in through the browser. */
+const formView = (path: (world: PlainWorld) => string, query?: Record<string, string>): PlainRouteSpec => ({
+  format: 'view',
+  GET: (world) => ({ path: path(world), headers: signedIn(world), ...(query ? { query } : {}) }),
+});
 
 /** A form of the views (forms.ts): a signed-in browser's POST, here with a CSRF token that is not the session's (403). */
 const form = (path: (world: PlainWorld) => string, fields: Record<string, string> = {}): PlainRouteSpec => ({
@@ -125,10 +130,10 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
   '/notifications': view(() => '/notifications', { page: '1' }),
   '/users/:username': view(() => '/users/alice', { page: '1' }),
   '/teams/:team': view(() => '/teams/acme', { page: '1' }),
-  '/teams/:team/notes/new': view(() => '/teams/acme/notes/new'),
+  '/teams/:team/notes/new': formView(() => '/teams/acme/notes/new'),
   '/teams/:team/notes': form(() => '/teams/acme/notes', { title: 'A note', slug: 'a-note', is_private: 'true' }),
   '/:team/:note': view(() => '/acme/handbook', { pages: '1' }),
-  '/:team/:note/pages/new': view(() => '/acme/handbook/pages/new', { parent: '1' }),
+  '/:team/:note/pages/new': formView(() => '/acme/handbook/pages/new', { parent: '1' }),
   '/:team/:note/pages': form(() => '/acme/handbook/pages', { title: 'A page', content: '<p>text</p>', parent: '' }),
   '/:team/:note/issues': view(() => '/acme/handbook/issues', { state: 'closed', page: '1' }),
   '/:team/:note/requests': view(() => '/acme/handbook/requests', { state: 'all', page: '1' }),
@@ -142,7 +147,7 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
   '/:team/:note/:page': view((world) => `/acme/handbook/${world.pageId}`),
   '/:team/:note/:page/comments': form((world) => `/acme/handbook/${world.pageId}/comments`, { comment: 'a comment' }),
   '/:team/:note/:page/edit': {
-    ...view((world) => `/acme/handbook/${world.pageId}/edit`),
+    ...formView((world) => `/acme/handbook/${world.pageId}/edit`),
     POST: form((world) => `/acme/handbook/${world.pageId}/edit`, { base_version: '1', title: 'Edited', content: '<p>edited</p>' }).POST,
   },
   '/:team/:note/:page/move': form((world) => `/acme/handbook/${world.pageId}/move`, { parent: '' }),

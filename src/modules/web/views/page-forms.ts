@@ -13,12 +13,13 @@
 import type { Page } from '../../../../generated/client/types.gen.ts';
 import { HttpError } from '../../../http/errors.ts';
 import { toHttpError } from '../../../http/problem-details.ts';
+import { forbidden } from '../../errors.ts';
 import { decideEdit } from '../../pages/edit-merge.ts';
 import type { RegionChoice } from '../../text/merge3.ts';
 import { html, trusted, type Html, type Renderable } from '../html.ts';
 import { runWrite, viewerOf } from '../web.context.ts';
 import { noteCrumbs } from './note.ts';
-import { stored } from './parts.ts';
+import { stored, writes } from './parts.ts';
 import { seg, type View } from './view.ts';
 
 type Form = Record<string, unknown>;
@@ -37,6 +38,11 @@ function refusal(error: unknown): HttpError | undefined {
 
 function csrfField(view: View): Renderable {
   return html`<input type="hidden" name="csrf_token" value="${viewerOf(view.res)?.csrfToken ?? ''}">`;
+}
+
+/** A form's view is for whoever may send it: a member of the team, signed in through the browser (else 403: a 404 page). */
+function mayWrite(view: View, team: { role?: string | null | undefined }): void {
+  if (!writes(view, team)) throw forbidden('only a member of the team, signed in through the browser, writes here');
 }
 
 const problemNotice = (problem: string | undefined) => (problem ? html`<p class="card notice" role="alert">${problem}</p>` : '');
@@ -78,6 +84,7 @@ function parentOf(form: Form): number | null {
 export async function newNoteView(view: View, team: string, sent: Form = {}, problem?: string): Promise<Html> {
   const { t } = view.locale;
   const found = (await view.run('getTeam', 'team', `/teams/${seg(team)}`, { team })).body;
+  mayWrite(view, found);
   return view.page({ title: `${t.newNote} · ${found.name}`, crumbs: [{ label: t.team }, { label: found.name, href: found.html_url }, { label: t.newNote }], operation: 'createNote' }, html`${problemNotice(problem)}
 <form method="post" action="${found.html_url}/notes" class="card editor">${csrfField(view)}<h1>${t.newNote}</h1>
 <label for="title">${t.title}</label><input id="title" name="title" required maxlength="255" value="${field(sent, 'title') ?? ''}">
@@ -105,6 +112,7 @@ export async function createNote(view: View, team: string): Promise<Written> {
 export async function newPageView(view: View, team: string, note: string, sent: Form = {}, problem?: string): Promise<Html> {
   const { t } = view.locale;
   const found = (await view.run('getNote', 'note', `/${seg(team)}/${seg(note)}`, { team, note })).body;
+  mayWrite(view, found.team);
   const asked = field(sent, 'parent') ?? (typeof view.req.query.parent === 'string' ? view.req.query.parent : '');
   const parent = /^[1-9][0-9]{0,9}$/.test(asked) ? Number(asked) : null;
   return view.page({ title: `${t.newPage} · ${found.title}`, crumbs: [...noteCrumbs(found), { label: t.newPage }], operation: 'createPage' }, html`${problemNotice(problem)}
@@ -157,6 +165,7 @@ export async function editPageView(view: View, team: string, note: string, pageI
   const { t } = view.locale;
   const path = { team, note, page: pageId };
   const page = (await view.run('getPage', 'page', `/${seg(team)}/${seg(note)}/${pageId}`, path)).body;
+  mayWrite(view, page.note.team);
   const sent = options.sent ?? {};
   const base = field(sent, 'base_version') ?? String(page.version);
   const title = field(sent, 'title') ?? page.title;
