@@ -12,7 +12,7 @@ import { ApiClient } from '../support/client.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeIssue, makeNote, makePage, type Actor } from '../support/factories.ts';
 import { contentOfPage, forkedRunbook, forkNote, latestVersionOf } from '../support/forks.ts';
-import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
+import { givePassword, hiddenFields, signInBrowser, type CookieBrowser } from '../support/oauth.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -26,12 +26,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-async function signIn(actor: Actor): Promise<CookieBrowser> {
-  const browser = new CookieBrowser(app.baseUrl);
-  const form = await browser.get('/oauth/sign-in?return_to=%2F');
-  const back = await browser.post('/oauth/sign-in', { ...hiddenFields(form.text), login: actor.user.username, password: passwords.get(actor)! });
-  expect(back.status).toBe(303);
-  return browser;
+function signIn(actor: Actor): Promise<CookieBrowser> {
+  return signInBrowser(app, actor.user.username, passwords.get(actor)!);
 }
 
 const THREE = '<h1>Deploy</h1>\n<p>Run make deploy from a clean checkout.</p>\n<p>Then check the dashboard.</p>\n<p>Page the on-call.</p>\n';

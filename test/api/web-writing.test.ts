@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makeNote, makePage, notePath, type Actor } from '../support/factories.ts';
-import { CookieBrowser, givePassword, hiddenFields } from '../support/oauth.ts';
+import { givePassword, signInBrowser, type CookieBrowser } from '../support/oauth.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 let app: TestApp;
@@ -20,12 +20,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-async function signIn(actor: Actor): Promise<CookieBrowser> {
-  const browser = new CookieBrowser(app.baseUrl);
-  const form = await browser.get('/oauth/sign-in?return_to=%2F');
-  const back = await browser.post('/oauth/sign-in', { ...hiddenFields(form.text), login: actor.user.username, password: passwords.get(actor)! });
-  expect(back.status).toBe(303);
-  return browser;
+function signIn(actor: Actor): Promise<CookieBrowser> {
+  return signInBrowser(app, actor.user.username, passwords.get(actor)!);
 }
 
 const decode = (text: string) => text.replace(/&#(\d+);/g, (_match, code: string) => String.fromCharCode(Number(code))).replace(/&amp;/g, '&');

@@ -93,3 +93,12 @@ export async function tokenRequest(app: TestApp, form: Record<string, string>, h
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Record<string, any>, text };
 }
+
+/** A browser signed in through the sign-in page as `login` (a password given with givePassword). */
+export async function signInBrowser(app: TestApp, login: string, password: string): Promise<CookieBrowser> {
+  const browser = new CookieBrowser(app.baseUrl);
+  const form = await browser.get('/oauth/sign-in?return_to=%2F');
+  const back = await browser.post('/oauth/sign-in', { ...hiddenFields(form.text), login, password });
+  if (back.status !== 303) throw new Error(`signing in as ${login} answered ${back.status}`);
+  return browser;
+}

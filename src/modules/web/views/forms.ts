@@ -12,7 +12,8 @@ import { requestView, seenOf } from './work.ts';
 import { seg, type View } from './view.ts';
 
 type Form = Record<string, unknown>;
-const field = (form: Form, name: string): string | undefined => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
+/** A form field's text, or undefined when absent or repeated. */
+export const field = (form: Form, name: string): string | undefined => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
 
 /** `@name` in a comment's text: the users it mentions (and notifies), as the API's `mentions` takes them. */
 export function mentionsIn(text: string): string[] {
@@ -48,7 +49,7 @@ export async function commentOnRequest(view: View, team: string, note: string, i
 type Resolution = { page_id: number; take?: 'ours' | 'theirs'; regions?: ({ take: 'ours' | 'theirs' } | { content: string })[] };
 
 /** A region's text as typed and sent back (CRLF from a browser), to compare with what its box came with. */
-const typedText = (text: string) => text.replace(/\r\n?/g, '\n');
+export const typedText = (text: string) => text.replace(/\r\n?/g, '\n');
 const sameText = (a: string, b: string) => typedText(a).trim() === typedText(b).trim();
 
 /**

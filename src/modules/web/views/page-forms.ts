@@ -18,6 +18,7 @@ import { decideEdit } from '../../pages/edit-merge.ts';
 import type { RegionChoice } from '../../text/merge3.ts';
 import { html, trusted, type Html, type Renderable } from '../html.ts';
 import { runWrite, viewerOf } from '../web.context.ts';
+import { field, typedText } from './forms.ts';
 import { noteCrumbs } from './note.ts';
 import { stored, writes } from './parts.ts';
 import { seg, type View } from './view.ts';
@@ -26,9 +27,8 @@ type Form = Record<string, unknown>;
 /** Where a form went: the view to go to (303), or the form again with its status. */
 export type Written = string | { again: Html; status: number };
 
-const field = (form: Form, name: string): string | undefined => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
 /** Text as a browser sends it back from a text area (CRLF), as it was typed. */
-const typed = (text: string | undefined) => (text ?? '').replace(/\r\n?/g, '\n');
+const typed = (text: string | undefined) => typedText(text ?? '');
 
 /** The problem of a write refused for its input or its moment (400, 409, 413, 422): shown in the form again. */
 function refusal(error: unknown): HttpError | undefined {
