@@ -31,6 +31,7 @@ import { operations } from './http/operations.ts';
 import { subscribeAll } from './modules/subscribers.ts';
 import type { ProjectionWorker } from './modules/events/projections.ts';
 import { EventHub } from './modules/events/event-hub.ts';
+import { liveHost, type LiveHost } from './modules/live/attach.ts';
 import { avatarRoutes } from './modules/avatars/avatar.routes.ts';
 import { webRoutes } from './modules/web/web.routes.ts';
 import { oauthRoutes } from './modules/oauth/oauth.routes.ts';
@@ -66,6 +67,8 @@ export function buildApp({ config, orm, logger, changes = silentFeed(), projecti
   const events = new EventHub(orm.em.fork(), changes, urls, logger, { ...config.events, embedded });
   app.locals.events = events;
   const services: AppServices = { config, urls, memory, answers, events, pressure };
+  // the live editor's WebSocket path (src/modules/live); server.ts and the tests attach it with `liveHostOf(app)`
+  app.locals.live = liveHost({ services, orm, logger, changes });
   // a token changed or deleted anywhere is looked up again at its next use
   changes.subscribe((change) => {
     if (!('tags' in change)) return;
@@ -206,6 +209,10 @@ function inOrder(handlers: readonly express.RequestHandler[]): express.RequestHa
 }
 
 /** The change stream of an app buildApp made: closed when the server stops, so its streams end. */
+export function liveHostOf(app: express.Express): LiveHost {
+  return app.locals.live as LiveHost;
+}
+
 export function eventHubOf(app: express.Express): EventHub {
   return app.locals.events as EventHub;
 }

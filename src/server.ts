@@ -1,7 +1,7 @@
 // Starts the service: migrate, listen, create the first user on a fresh database, and shut down gracefully.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp, eventHubOf, listenerOf } from './app.ts';
+import { buildApp, eventHubOf, listenerOf, liveHostOf } from './app.ts';
 import { pruneChangeLog } from './modules/events/retention.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { moveAttachmentBlobs } from './modules/attachments/blob-move.ts';
@@ -99,6 +99,7 @@ async function main(): Promise<void> {
     app = buildApp({ config, orm: database.orm, logger, changes: database.changes, projections, embedded: database.kind === 'embedded', pressure });
     // Listen before creating the first user, so a port that is taken fails before the token is made (it is shown once).
     server = await listen(listenerOf(app), config.host, config.port);
+    liveHostOf(app).attach(server);
     firstToken = await ensureFirstUser(database.orm.em.fork(), config.adminUsername);
     await prune();
     void sweep();
@@ -140,6 +141,8 @@ async function main(): Promise<void> {
     const workerStopped = webhooks.stop();
     // open change streams end now (server.close waits for every connection): their clients resume with Last-Event-ID
     const streamsEnded = eventHubOf(app).close();
+    // live documents are saved now, and their sockets closed (they reconnect to another process or after restart)
+    const liveClosed = liveHostOf(app).close();
     const force = setTimeout(() => {
       logger.warn('requests still running after the grace period; closing them');
       server.closeAllConnections();
@@ -148,6 +151,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       await workerStopped;
       await streamsEnded;
+      await liveClosed;
       await projections?.stop();
       await database.close();
       logger.info('stopped');

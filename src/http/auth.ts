@@ -91,6 +91,17 @@ async function lookUp(em: EntityManager, hash: string, now: number): Promise<{ e
   return { entry, confirmed: true, expired: false };
 }
 
+/**
+ * The caller a bearer token's secret names, looked up in the database (never from the cache), or undefined for an
+ * unknown or expired token: for the live editor's connections, which authenticate outside a request.
+ */
+export async function callerOfSecret(em: EntityManager, secret: string): Promise<Caller | undefined> {
+  const hash = hashToken(secret);
+  tokenCache.delete(hash);
+  const { entry } = await lookUp(em, hash, Date.now());
+  return entry ? { ...entry.caller, tokenConfirmed: true } : undefined;
+}
+
 /** `cache: false` looks the token up on every request (the HTML views, which run no scope statement). */
 /**
  * `scopeByMethod: false`: a `read` token may use any method (the MCP endpoint takes every call as a POST and checks

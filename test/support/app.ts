@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { buildApp, eventHubOf, listenerOf } from '../../src/app.ts';
+import { buildApp, eventHubOf, listenerOf, liveHostOf } from '../../src/app.ts';
+import type { Live } from '../../src/modules/live/live.server.ts';
 import type { MemoryPressure } from '../../src/http/memory-pressure.ts';
 import { ProjectionWorker } from '../../src/modules/events/projections.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -28,6 +29,8 @@ export type TestApp = {
   countQueries(action: () => Promise<unknown>): Promise<number>;
   /** The rate limit's lease statements run so far (not in countQueries; only when started with `countQueries`). */
   rateLimitLeases(): number;
+  /** The live editor of this app, once anyone connected to it (src/modules/live). */
+  live(): Live | undefined;
   close(): Promise<void>;
   /** Projects every committed change (the search index, the webhooks' outbox), as the server's worker does after each write. */
   settle(): Promise<void>;
@@ -82,6 +85,7 @@ export async function startTestApp(
   const projections = new ProjectionWorker(database.orm.em.fork(), logger);
   const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes, embedded: database.kind === 'embedded', pressure: options.pressure });
   server.on('request', listenerOf(app));
+  liveHostOf(app).attach(server);
   return {
     baseUrl,
     config,
@@ -96,7 +100,9 @@ export async function startTestApp(
       await action();
       return queries - before;
     },
+    live: () => liveHostOf(app).loaded(),
     async close() {
+      await liveHostOf(app).close();
       await eventHubOf(app).close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

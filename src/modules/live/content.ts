@@ -1,0 +1,105 @@
+// A page's HTML and the live document, both ways: the page's (sanitized) HTML parsed into the editor's ProseMirror
+// schema and written into a Yjs document, and the document serialized back to HTML. One DOM (happy-dom, scripts
+// off) serves every conversion of the process.
+//
+// The schema drops what it does not know, so a page opens live only when its HTML survives the round trip unchanged
+// in meaning (`meaningOf` of both sides equal); any other page opens in the HTML text area with the reason.
+import { getSchema } from '@tiptap/core';
+import { DOMParser, DOMSerializer, type Node as PmNode, type Schema } from '@tiptap/pm/model';
+import { prosemirrorJSONToYDoc, updateYFragment, yXmlFragmentToProseMirrorRootNode } from '@tiptap/y-tiptap';
+import { Window } from 'happy-dom';
+import type * as Y from 'yjs';
+import { sanitizeHtml } from '../notes/description.ts';
+import { meaningOf } from './meaning.ts';
+import { editorExtensions, LIVE_FIELD } from './schema.ts';
+
+let shared: { window: Window; schema: Schema; parser: DOMParser; serializer: DOMSerializer } | undefined;
+
+function tools() {
+  if (!shared) {
+    const window = new Window({
+      settings: {
+        disableJavaScriptEvaluation: true,
+        disableJavaScriptFileLoading: true,
+        disableCSSFileLoading: true,
+        disableIframePageLoading: true,
+        disableComputedStyleRendering: true,
+      },
+    });
+    const schema = getSchema(editorExtensions());
+    shared = { window, schema, parser: DOMParser.fromSchema(schema), serializer: DOMSerializer.fromSchema(schema) };
+  }
+  return shared;
+}
+
+/** The parsed body of `html` (a detached element of the shared DOM). */
+export function bodyOf(html: string): HTMLElement {
+  const { window } = tools();
+  const body = window.document.createElement('div');
+  body.innerHTML = html;
+  return body as unknown as HTMLElement;
+}
+
+/** The editor's document of `html` (as the page view shows it: sanitized first). */
+export function nodeOf(html: string): PmNode {
+  const { parser } = tools();
+  return parser.parse(bodyOf(sanitizeHtml(html)) as never);
+}
+
+/** A ProseMirror document as HTML. */
+export function htmlOfNode(node: PmNode): string {
+  const { window, serializer } = tools();
+  const wrap = window.document.createElement('div');
+  serializer.serializeFragment(node.content, { document: window.document as never }, wrap as never);
+  return wrap.innerHTML;
+}
+
+export type LiveForm = { editable: true; html: string } | { editable: false; reason: string };
+
+/**
+ * Whether `content` may open in the live editor: `html` is what the editor makes of it (what a save writes when
+ * nobody changed anything), else the reason it opens in the text area.
+ */
+export function liveFormOf(content: string): LiveForm {
+  const html = htmlOfNode(nodeOf(content));
+  const before = meaningOf(bodyOf(sanitizeHtml(content)));
+  const after = meaningOf(bodyOf(html));
+  if (before === after) return { editable: true, html };
+  return { editable: false, reason: `the editor cannot keep all of this page's HTML (${firstDifference(before, after)})` };
+}
+
+function firstDifference(before: string, after: string): string {
+  let at = 0;
+  while (at < before.length && before[at] === after[at]) at += 1;
+  const start = Math.max(0, before.lastIndexOf('<', at));
+  const shown = before.slice(start, start + 60);
+  return shown === '' ? 'content would be added' : `it would change ${JSON.stringify(shown)}`;
+}
+
+/** A new Yjs document holding `html`. */
+export function yDocOf(html: string): Y.Doc {
+  const { schema } = tools();
+  return prosemirrorJSONToYDoc(schema, nodeOf(html).toJSON(), LIVE_FIELD);
+}
+
+/** The live document's content as the editor's HTML. */
+export function htmlOfYDoc(doc: Y.Doc): string {
+  const { schema } = tools();
+  return htmlOfNode(yXmlFragmentToProseMirrorRootNode(doc.getXmlFragment(LIVE_FIELD), schema));
+}
+
+/** A page's content as the editor's HTML (what a document built from it holds). */
+export function editorHtml(content: string): string {
+  return htmlOfNode(nodeOf(content));
+}
+
+/**
+ * Makes the live document hold `html` by the least change (what is equal stays the same Yjs items, so the cursors
+ * and typing of whoever is editing elsewhere in it are kept), as one transaction with `origin`.
+ */
+export function replaceContent(doc: Y.Doc, html: string, origin: unknown): void {
+  const node = nodeOf(html);
+  doc.transact(() => {
+    updateYFragment(doc as never, doc.getXmlFragment(LIVE_FIELD), node, { mapping: new Map(), isOMark: new Map() });
+  }, origin);
+}

@@ -1,0 +1,362 @@
+// Live editing: a page's Yjs document shared by everyone who has it open, through Hocuspocus on the service's own
+// HTTP server (WebSocket path /live, attach.ts; one socket per open page, the document named `<team>/<note>/<page id>`).
+//
+// Who: a signed-in browser (its session cookie, and an Origin of this site: another site's page cannot open a
+// socket in its name) or a bearer token sent as the provider's token. Whoever may read the page connects; whoever
+// may also edit it (a member of its team, a `write` token, not an app that only proposes changes) writes; everyone
+// else is read-only, and Hocuspocus drops a read-only connection's updates on the server. Every LIVE_RECHECK_MS each
+// connection's access is checked again: a token revoked, a session ended or a member removed is closed (4403), and
+// nothing more of theirs is applied.
+//
+// What is stored: the page's HTML stays the truth of its history. A document is built from the page's latest
+// version when first opened, and saved as a version (live-write.ts: the API's own write, for the person who wrote
+// last, naming everyone whose changes it holds) LIVE_SAVE_PAUSE_MS after typing pauses and at least every
+// LIVE_SAVE_MAX_MS while it goes on. A write to the page from anywhere else (the API, MCP, a merged request,
+// another process) is heard on the change feed and merged into the open document (sync.ts).
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { Hocuspocus, type Document, type onAuthenticatePayload } from '@hocuspocus/server';
+import { WebSocketServer, type WebSocket } from 'ws';
+import * as Y from 'yjs';
+import { callerOfSecret } from '../../http/auth.ts';
+import type { LiveDeps } from './attach.ts';
+import type { Caller } from '../access/caller.ts';
+import { can } from '../access/policy.ts';
+import { loadPageScope, subjectOf } from '../access/scope.ts';
+import { createSessions } from '../sessions/sessions.ts';
+import { DomainError } from '../errors.ts';
+import { editorHtml, htmlOfYDoc, liveFormOf, yDocOf } from './content.ts';
+import { sanitizeHtml } from '../notes/description.ts';
+import { saveLive } from './live-write.ts';
+import { noteName } from '../notes/note.presenter.ts';
+import { mergeLive, STORED_ORIGIN } from './sync.ts';
+
+/** Typing paused this long: the document is saved as a version. */
+export const LIVE_SAVE_PAUSE_MS = 2_000;
+/** While typing goes on, a save at least this often. */
+export const LIVE_SAVE_MAX_MS = 10_000;
+/** How often every connection's access is checked again (and the socket's heartbeat). */
+export const LIVE_RECHECK_MS = 5_000;
+/** Open sockets one user may hold, over all pages, and one page may have. */
+export const LIVE_MAX_CONNECTIONS_PER_USER = 20;
+export const LIVE_MAX_CONNECTIONS_PER_PAGE = 50;
+
+/** Close codes a client sees, with a reason in words. */
+export const CLOSE = { forbidden: 4403, tooLarge: 4413, gone: 4404, tooMany: 4429 } as const;
+
+export type LiveContext = {
+  caller: Caller;
+  team: string;
+  note: string;
+  noteId: number;
+  pageId: number;
+  writable: boolean;
+  /** A browser's session (checked again by its id), or 0 for a token. */
+  sessionSecret: string | undefined;
+  socketId: string;
+};
+
+/** What this process knows of an open document: the version it stands on and who changed it since. */
+export type LiveState = {
+  team: string;
+  note: string;
+  noteId: number;
+  pageId: number;
+  /** The stored version the document was built from or last saved as, and that version's content in the editor's HTML. */
+  base: { version: number; html: string };
+  /** Users whose changes the document holds that are not saved yet, in the order they first changed it. */
+  authors: Map<number, Caller>;
+  /** One save or merge at a time. */
+  busy: Promise<void>;
+};
+
+export type Live = {
+  hocuspocus: Hocuspocus<LiveContext>;
+  states: Map<string, LiveState>;
+  /** Serves one WebSocket upgrade of the live path (attach.ts). */
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Saves what is open and closes every connection. */
+  close(): Promise<void>;
+};
+
+/** A refusal the client is told in words (Hocuspocus sends an error's `reason` with its permission-denied answer). */
+function refuse(reason: string): Error {
+  return Object.assign(new Error(reason), { reason });
+}
+
+/** `<team>/<note>/<page id>`, or a refusal. */
+function nameParts(documentName: string): { team: string; note: string; pageId: number } {
+  const parts = documentName.split('/');
+  const pageId = Number(parts[2]);
+  if (parts.length !== 3 || parts[0] === '' || parts[1] === '' || !Number.isSafeInteger(pageId) || pageId < 1) {
+    throw refuse(`"${documentName.slice(0, 100)}" does not name a page: a live document is named <team>/<note>/<page id>`);
+  }
+  return { team: parts[0]!, note: parts[1]!, pageId };
+}
+
+export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
+  const sessions = createSessions({ secure: services.config.publicUrl.startsWith('https:') });
+  const states = new Map<string, LiveState>();
+  const sockets = new Map<string, { ws: WebSocket; context?: LiveContext }>();
+  const perUser = new Map<number, number>();
+  const perPage = new Map<string, number>();
+  const limit = services.config.limits.pageContentBytes;
+
+  async function callerOf(data: onAuthenticatePayload<LiveContext>): Promise<{ caller: Caller; sessionSecret?: string }> {
+    const em = orm.em.fork();
+    if (data.token !== '' && data.token !== undefined) {
+      const caller = await callerOfSecret(em, data.token);
+      if (!caller) throw refuse('the token is not valid or has expired');
+      return { caller };
+    }
+    const cookie = data.requestHeaders.get('cookie') ?? undefined;
+    const origin = data.requestHeaders.get('origin');
+    const host = data.requestHeaders.get('host');
+    if (!cookie) throw refuse('sign in first, or send a bearer token as the provider\'s token');
+    if (!origin || !host || URL.canParse(origin) === false || new URL(origin).host !== host) {
+      throw refuse('a browser session connects only from a page of this site (the Origin does not match)');
+    }
+    const fake = { headers: { cookie }, em } as never;
+    const session = await sessions.read(fake);
+    if (!session) throw refuse('the session has ended: sign in again');
+    return {
+      caller: { user: session.user, tokenId: 0, tokenScope: 'write', tokenConfirmed: true, clientId: null, clientWrites: 'direct' },
+      sessionSecret: cookie,
+    };
+  }
+
+  /** Whether `caller` may still read the page, and write it; a refusal (404) when not. */
+  async function accessOf(caller: Caller, team: string, note: string, pageId: number) {
+    try {
+      const scope = await loadPageScope(orm.em.fork(), caller, team, note, pageId);
+      const writable = can('note.edit', subjectOf(scope)) && caller.tokenScope === 'write' && caller.clientWrites !== 'proposals';
+      return { scope, writable };
+    } catch (error) {
+      if (error instanceof DomainError) throw refuse(`page ${pageId} of ${team}/${note} is not there or not yours to read`);
+      throw error;
+    }
+  }
+
+  const hocuspocus = new Hocuspocus<LiveContext>({
+    name: 'notes-live',
+    quiet: true,
+    debounce: LIVE_SAVE_PAUSE_MS,
+    maxDebounce: LIVE_SAVE_MAX_MS,
+    timeout: LIVE_RECHECK_MS * 6,
+    unloadImmediately: true,
+
+    async onAuthenticate(data) {
+      const { team, note, pageId } = nameParts(data.documentName);
+      const { caller, sessionSecret } = await callerOf(data);
+      const { scope, writable } = await accessOf(caller, team, note, pageId);
+      // one document per page: the name is the page's own spelling of it
+      const canonical = `${scope.team.name}/${noteName(scope.note)}/${scope.page.id}`;
+      if (canonical !== data.documentName) throw refuse(`this page's live document is named "${canonical}"`);
+      const form = liveFormOf(scope.page.content);
+      if (!form.editable) throw refuse(`this page opens in the HTML text area: ${form.reason}`);
+      if ((perUser.get(caller.user.id) ?? 0) >= LIVE_MAX_CONNECTIONS_PER_USER) {
+        throw refuse(`too many live connections: at most ${LIVE_MAX_CONNECTIONS_PER_USER} per user`);
+      }
+      if ((perPage.get(canonical) ?? 0) >= LIVE_MAX_CONNECTIONS_PER_PAGE) {
+        throw refuse(`too many live connections to this page: at most ${LIVE_MAX_CONNECTIONS_PER_PAGE}`);
+      }
+      perUser.set(caller.user.id, (perUser.get(caller.user.id) ?? 0) + 1);
+      perPage.set(canonical, (perPage.get(canonical) ?? 0) + 1);
+      data.connectionConfig.readOnly = !writable;
+      const context: LiveContext = { caller, team, note, noteId: scope.note.id, pageId, writable, sessionSecret, socketId: data.socketId };
+      const socket = sockets.get(data.socketId);
+      if (socket) socket.context = context;
+      return context;
+    },
+
+    async onLoadDocument({ document, documentName }) {
+      const { team, note, pageId } = nameParts(documentName);
+      const rows = await orm.em.fork().getConnection().execute<{ content: string; version_sequence: number; note_id: number }[]>(
+        'select content, version_sequence, note_id from pages where id = ?',
+        [pageId],
+      );
+      const row = rows[0];
+      if (!row) throw refuse('the page is gone');
+      const html = editorHtml(row.content);
+      Y.applyUpdate(document, Y.encodeStateAsUpdate(yDocOf(html)), STORED_ORIGIN);
+      states.set(documentName, { team, note, noteId: row.note_id, pageId, base: { version: row.version_sequence, html }, authors: new Map(), busy: Promise.resolve() });
+    },
+
+    async beforeHandleMessage({ context, update }) {
+      if (!context?.writable) return;
+      if (update.byteLength > limit) throw refuse(`an update is larger than the page content limit (${limit} bytes)`);
+    },
+
+    async onChange({ documentName, context, transactionOrigin }) {
+      const state = states.get(documentName);
+      const origin = transactionOrigin as { source?: string } | undefined;
+      if (!state || origin?.source !== 'connection' || !context?.writable) return;
+      state.authors.delete(context.caller.user.id);
+      state.authors.set(context.caller.user.id, context.caller);
+    },
+
+    async onStoreDocument({ documentName, document }) {
+      await store(documentName, document);
+    },
+
+    async onDisconnect({ context, documentName }) {
+      if (!context?.caller) return;
+      const user = context.caller.user.id;
+      perUser.set(user, (perUser.get(user) ?? 1) - 1);
+      if (perUser.get(user)! <= 0) perUser.delete(user);
+      perPage.set(documentName, (perPage.get(documentName) ?? 1) - 1);
+      if (perPage.get(documentName)! <= 0) perPage.delete(documentName);
+    },
+
+    async afterUnloadDocument({ documentName }) {
+      states.delete(documentName);
+    },
+  });
+
+  function closeDocument(documentName: string, code: number, reason: string): void {
+    for (const { ws, context } of sockets.values()) {
+      if (context && `${context.team}/${context.note}/${context.pageId}` === documentName) ws.close(code, reason);
+    }
+  }
+
+  /** One save or merge of a document after the other. */
+  function serially(state: LiveState, work: () => Promise<void>): Promise<void> {
+    const next = state.busy.then(work, work);
+    state.busy = next.catch(() => undefined);
+    return next;
+  }
+
+  async function store(documentName: string, document: Document): Promise<void> {
+    const state = states.get(documentName);
+    if (!state) return;
+    await serially(state, async () => {
+      if (state.authors.size === 0) return;
+      const html = htmlOfYDoc(document);
+      if (html === state.base.html) {
+        state.authors.clear();
+        return;
+      }
+      if (Buffer.byteLength(html, 'utf8') > limit) {
+        logger.warn({ document: documentName }, 'a live document grew past the page content limit: not saved, connections closed');
+        closeDocument(documentName, CLOSE.tooLarge, `the page grew past the content limit (${limit} bytes): the last save is kept`);
+        return;
+      }
+      const authors = [...state.authors.values()];
+      state.authors.clear();
+      const writer = authors[authors.length - 1]!;
+      try {
+        const content = sanitizeHtml(html);
+        const saved = await saveLive(services, orm, logger, writer, {
+          team: state.team, note: state.note, pageId: state.pageId, content, baseVersion: state.base.version,
+        });
+        // merged with a write made since the base: what the save stored comes back into the document
+        state.base = { version: saved.version, html: editorHtml(saved.content) };
+        mergeLive(document, editorHtml(content), state.base.html);
+      } catch (error) {
+        for (const author of authors) if (!state.authors.has(author.user.id)) state.authors.set(author.user.id, author);
+        if (error instanceof DomainError && error.kind === 'not_found') {
+          closeDocument(documentName, CLOSE.gone, 'the page was deleted or moved');
+          return;
+        }
+        logger.error({ error: error instanceof Error ? error.message : String(error), document: documentName }, 'saving a live document failed');
+        throw error;
+      }
+    });
+  }
+
+  /** A page of `noteId` may have been written elsewhere: each of its open documents is brought up to date. */
+  async function heard(noteId: number): Promise<void> {
+    for (const [documentName, state] of states) {
+      if (state.noteId !== noteId) continue;
+      const document = hocuspocus.documents.get(documentName);
+      if (!document) continue;
+      await serially(state, async () => {
+        const rows = await orm.em.fork().getConnection().execute<{ content: string; version_sequence: number }[]>(
+          'select content, version_sequence from pages where id = ?',
+          [state.pageId],
+        );
+        const row = rows[0];
+        if (!row) {
+          closeDocument(documentName, CLOSE.gone, 'the page was deleted');
+          return;
+        }
+        if (row.version_sequence <= state.base.version) return;
+        const stored = editorHtml(row.content);
+        mergeLive(document, state.base.html, stored);
+        state.base = { version: row.version_sequence, html: stored };
+      }).catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error), document: documentName }, 'merging a write into a live document failed'));
+    }
+  }
+
+  changes.subscribe((change) => {
+    if (states.size === 0) return;
+    if ('everything' in change) {
+      for (const noteId of new Set([...states.values()].map((state) => state.noteId))) void heard(noteId);
+      return;
+    }
+    for (const tag of change.tags) if (tag.startsWith('n')) void heard(Number(tag.slice(1)));
+  });
+
+  /** Every connection's access checked again: who lost it is closed. */
+  const recheck = setInterval(() => {
+    for (const { ws, context } of sockets.values()) {
+      if (!context) continue;
+      void (async () => {
+        const again = context.sessionSecret === undefined
+          ? (context.caller.tokenId > 0 ? await callerOfSecretById(context) : context.caller)
+          : await sessions.read({ headers: { cookie: context.sessionSecret }, em: orm.em.fork() } as never).then((session) => (session ? context.caller : undefined));
+        if (!again) return ws.close(CLOSE.forbidden, 'the token was revoked or the session ended');
+        const { writable } = await accessOf(context.caller, context.team, context.note, context.pageId);
+        if (context.writable && !writable) {
+          context.writable = false;
+          ws.close(CLOSE.forbidden, 'you may no longer edit this page');
+        }
+      })().catch(() => ws.close(CLOSE.forbidden, 'you may no longer read this page'));
+    }
+  }, LIVE_RECHECK_MS);
+  recheck.unref();
+
+  async function callerOfSecretById(context: LiveContext): Promise<Caller | undefined> {
+    const rows = await orm.em.fork().getConnection().execute<{ alive: boolean }[]>(
+      'select exists (select 1 from tokens where id = ? and (expires_at is null or expires_at > now())) as alive',
+      [context.caller.tokenId],
+    );
+    return rows[0]?.alive ? context.caller : undefined;
+  }
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limit + 64 * 1024 });
+
+  function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = request.url ?? '';
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(request.headers)) {
+        if (typeof value === 'string') headers.set(name, value);
+        else if (Array.isArray(value)) headers.set(name, value.join(', '));
+      }
+      const webRequest = new Request(`http://${request.headers.host ?? 'localhost'}${url}`, { headers });
+      const client = hocuspocus.handleConnection(ws as never, webRequest);
+      const socketId = (client as unknown as { socketId: string }).socketId;
+      sockets.set(socketId, { ws });
+      ws.on('message', (data: Buffer) => client.handleMessage(new Uint8Array(data)));
+      ws.on('close', (code, reason) => {
+        sockets.delete(socketId);
+        client.handleClose({ code, reason: reason.toString() });
+      });
+      ws.on('error', (error) => logger.warn({ error: error.message }, 'a live connection failed'));
+    });
+  }
+
+  return {
+    hocuspocus,
+    states,
+    upgrade,
+    async close() {
+      clearInterval(recheck);
+      hocuspocus.flushPendingStores();
+      await Promise.all([...states.values()].map((state) => state.busy));
+      for (const { ws } of sockets.values()) ws.close(1001, 'the server is shutting down');
+      wss.close();
+    },
+  };
+}

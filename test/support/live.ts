@@ -1,0 +1,80 @@
+// Headless live-editor clients for the tests: Hocuspocus's own provider over `ws`, with a bearer token (the
+// provider's token) or a browser's cookies (and the Origin a page of the site sends), holding a Yjs document with
+// the editor's schema (src/modules/live/content.ts turns it into HTML and back).
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import WebSocket from 'ws';
+import * as Y from 'yjs';
+import { htmlOfYDoc, replaceContent } from '../../src/modules/live/content.ts';
+import type { TestApp } from './app.ts';
+
+export type LiveClient = {
+  doc: Y.Doc;
+  provider: HocuspocusProvider;
+  /** Resolves once synced with the server, or rejects with the refusal's reason. */
+  ready: Promise<void>;
+  /** The close event of the socket, once it closed. */
+  closed: Promise<{ code: number; reason: string }>;
+  html(): string;
+  /** Makes the document hold `html` (the least change), as typing would. */
+  write(html: string): void;
+  /** Resolves when the document's HTML satisfies `check` (or rejects after `ms`). */
+  until(check: (html: string) => boolean, ms?: number): Promise<string>;
+  close(): void;
+};
+
+export function connectLive(app: TestApp, name: string, how: { token?: string; cookie?: string; origin?: string }): LiveClient {
+  const url = `${app.baseUrl.replace(/^http/, 'ws')}/live`;
+  const headers: Record<string, string> = {};
+  if (how.cookie !== undefined) headers.cookie = how.cookie;
+  if (how.origin !== undefined || how.cookie !== undefined) headers.origin = how.origin ?? app.baseUrl;
+  class WithHeaders extends WebSocket {
+    constructor(address: string, protocols?: string | string[]) {
+      super(address, protocols, { headers });
+    }
+  }
+  let closedWith!: (event: { code: number; reason: string }) => void;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => (closedWith = resolve));
+  const socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WithHeaders, maxAttempts: 1 });
+  const doc = new Y.Doc();
+  let synced!: () => void;
+  let refused!: (error: Error) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    synced = resolve;
+    refused = reject;
+  });
+  const provider = new HocuspocusProvider({
+    websocketProvider: socket,
+    name,
+    document: doc,
+    token: how.token ?? '',
+    onSynced: () => synced(),
+    onAuthenticationFailed: ({ reason }) => refused(new Error(reason)),
+    onClose: ({ event }) => {
+      closedWith({ code: event.code, reason: event.reason });
+      refused(new Error(`closed ${event.code} ${event.reason}`));
+    },
+  });
+  provider.attach();
+  ready.catch(() => undefined);
+  return {
+    doc,
+    provider,
+    ready,
+    closed,
+    html: () => htmlOfYDoc(doc),
+    write: (html) => replaceContent(doc, html, null),
+    async until(check, ms = 5_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const html = htmlOfYDoc(doc);
+        if (check(html)) return html;
+        if (Date.now() > deadline) throw new Error(`the live document never matched; it holds ${html}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    close() {
+      provider.destroy();
+      socket.destroy();
+    },
+  };
+}
