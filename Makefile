@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: run test test-fast generate docs sdk lint typecheck bench statements install clean-data
+.PHONY: run test test-fast generate docs editor sdk lint typecheck bench statements install clean-data
 
 # A recipe that fails deletes its half-made targets (docs/index.html, docs/redoc.standalone.js), so the next run
 # builds them again.
@@ -18,17 +18,17 @@ node_modules/.package-lock.json: package-lock.json
 install: node_modules/.package-lock.json
 
 ## make run: install what is missing, migrate, start the server on the embedded database (DATA_DIR, default ./data)
-run: install docs
+run: install docs editor
 	bash scripts/serve.sh
 
 ## make test: every check the project has (typecheck, lint, generated files fresh, the suite on PGlite and PostgreSQL)
-test: install docs
+test: install docs editor
 	bash scripts/run-tests.sh $(ARGS)
 
 ## make test-fast: the loop while editing: typecheck, then the PGlite pass without fuzzing, crash, answer-size, browser,
 ## memory, two-process and code-sample files (no lint, no PostgreSQL pass). `make test` stays the whole truth, and CI
 ## runs it.
-test-fast: install docs
+test-fast: install docs editor
 	bash scripts/run-tests.sh --fast $(ARGS)
 
 ## make generate: bundle the OpenAPI document and regenerate the types and the client SDK in generated/
@@ -47,6 +47,13 @@ DOCS_INPUTS := generated/openapi.json scripts/code-samples.ts scripts/lib/code-s
 # one recipe makes both: the page, and Redoc's bundle it imports (taken out of the page by scripts/docs-offline.ts)
 docs/index.html docs/redoc.standalone.js &: $(DOCS_INPUTS) | node_modules/.package-lock.json
 	npm run -s docs
+
+## make editor: bundle the browser's live editor (src/modules/web/editor, with TipTap, Yjs and the Hocuspocus
+## provider) into dist/web/editor.js, which the server sends as /web/editor.js (not committed; `make run` and `make test`
+## build it when it is missing or older than any file esbuild read for it last time, which the script checks itself:
+## a fresh one is not rebuilt, in a fraction of a second; `npm run editor` always rebuilds)
+editor: install
+	node scripts/build-editor.ts --if-stale
 
 ## make sdk: the SDK as an installable package (dist/notes-service-sdk-<version>.tgz): the generated client and the
 ## helpers in sdk/src, compiled with their types; sdk/README.md says how to use it

@@ -1,5 +1,7 @@
-// Writing without script in a real browser (headless Chromium; the views carry no script, which `check` asserts, so
-// this is the walk of a browser without JavaScript, and axe needs script to run in the page): a member creates a note and a
+// Writing without script in a real browser (headless Chromium): the views carry no script but the edit view's live
+// editor, which this context never loads (its file is refused, as a browser without JavaScript never runs it), so
+// this is the walk of a browser without JavaScript, and its form is the editor (live-editor.test.ts drives the
+// editor); axe needs script to run in the page, which is why JavaScript itself stays on. A member creates a note and a
 // page, edits it (a stale save merged; a conflict shown region by region and decided with "Take mine"), moves it,
 // restores a version and deletes a page. Each form's view is held to the views' standards (views-browser.ts `check`:
 // valid HTML, 0 axe violations wide and at a phone's width); what is stored is read back through the API.
@@ -8,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { givePassword } from '../support/oauth.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
+import { EDITOR_SCRIPT_PATH } from '../../src/modules/web/layout.ts';
 import { axeViolations, check, launchChromium, signIn } from './views-browser.ts';
 
 let app: TestApp;
@@ -21,6 +24,7 @@ beforeAll(async () => {
   await givePassword(app, cast.member.user, 'a member password');
   browser = await launchChromium();
   context = await browser.newContext();
+  await context.route(`**${EDITOR_SCRIPT_PATH}`, (route) => route.abort('blockedbyclient'));
 });
 afterAll(async () => {
   await context?.close();

@@ -125,6 +125,7 @@ export const PLAIN_ROUTES: Record<string, PlainRouteSpec> = {
     POST: (world) => ({ path: '/mcp', form: { jsonrpc: '2.0', method: 'tools/list' }, headers: { ...bearer(world), Accept: 'application/json, text/event-stream' } }),
   },
   '/web/style.css': { format: 'view', GET: () => ({ path: '/web/style.css' }) },
+  '/web/editor.js': { format: 'view', GET: () => ({ path: '/web/editor.js' }) },
   '/': view(() => '/'),
   '/activity': view(() => '/activity', { page: '1' }),
   '/notifications': view(() => '/notifications', { page: '1' }),

@@ -78,6 +78,19 @@ const en = {
   fromRequest: (index: number) => `merged from request #${index}`,
   /** On what was made through an app (Via). */
   via: (app: string) => `via ${app}`,
+  /** The live editor of the edit view (views/page-forms.ts, editor/editor.client.ts). */
+  liveConnecting: 'Connecting to the live editor… Until it opens, the form below works as it always does.',
+  liveSaved: 'Live: your changes are saved automatically.',
+  liveOffline: 'Offline: your changes are kept and sent when the connection is back.',
+  liveRefused: 'The live editor is not available: ',
+  liveReadOnly: 'You may read this page here, but not change it.',
+  liveEditHtml: 'Edit the HTML (and the title) instead',
+  liveHandedOver: 'While you were offline, the page changed elsewhere: the editor shows it as it is now, and your text is in the form below. Save the form to merge your text with the page.',
+  liveYou: '(you)',
+  liveLinkPrompt: 'Link address (leave it empty for no link)',
+  liveFormatting: 'Formatting', liveBold: 'Bold', liveItalic: 'Italic', liveHeading: 'Heading', liveBulletList: 'Bulleted list',
+  liveOrderedList: 'Numbered list', liveLink: 'Link', liveContent: 'Page content', liveOnPage: 'On this page now',
+  liveOpensInTextArea: (reason: string) => `This page opens in the HTML text area: ${reason}`,
 };
 export type Strings = typeof en;
 
@@ -132,6 +145,18 @@ const ja: Strings = {
   mergedWith: (base: number) => `バージョン ${base} とマージ`,
   fromRequest: (index: number) => `リクエスト #${index} からマージ`,
   via: (app: string) => `${app} 経由`,
+  liveConnecting: 'ライブエディターに接続しています… 開くまでは、下のフォームでいつもどおり編集できます。',
+  liveSaved: 'ライブ編集中: 変更は自動で保存されます。',
+  liveOffline: 'オフライン: 変更は保持され、接続が戻ると送信されます。',
+  liveRefused: 'ライブエディターは使えません: ',
+  liveReadOnly: 'このページは閲覧のみで、変更はできません。',
+  liveEditHtml: '代わりに HTML (とタイトル) を編集する',
+  liveHandedOver: 'オフラインの間にページが別の場所で変更されました。エディターには今のページを表示し、あなたの内容は下のフォームに入っています。フォームを保存すると、あなたの内容がページとマージされます。',
+  liveYou: '(あなた)',
+  liveLinkPrompt: 'リンク先のアドレス (空欄にするとリンクなし)',
+  liveFormatting: '書式', liveBold: '太字', liveItalic: '斜体', liveHeading: '見出し', liveBulletList: '箇条書き',
+  liveOrderedList: '番号付きリスト', liveLink: 'リンク', liveContent: 'ページの内容', liveOnPage: '今このページを開いている人',
+  liveOpensInTextArea: (reason: string) => `このページは HTML のテキスト欄で開きます: ${reason}`,
 };
 
 const tables: Record<Language, Strings> = { en, ja };

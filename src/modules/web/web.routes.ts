@@ -2,15 +2,17 @@
 // caller's activity and notifications, the page history list and the diff view, the forms that comment and decide
 // requests (views/forms.ts), and the forms that write notes and pages (views/page-forms.ts); see
 // docs/operating.md, "Reading in a browser". Who may read what is the API's: each view runs the API's operations (web.context.ts).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import express from 'express';
+import { HttpError } from '../../http/errors.ts';
 import type { AppServices } from '../../http/handler.ts';
 import { plainRouter, type Refusal } from '../../http/input-guard.ts';
 import { languageOf } from '../notifications/time-ago.ts';
 import { createSessions } from '../sessions/sessions.ts';
 import { html, type Html } from './html.ts';
 import { browserLanguage, localeOf } from './i18n.ts';
-import { layout, sendView, STYLESHEET_PATH } from './layout.ts';
+import { EDITOR_SCRIPT_PATH, layout, sendView, STYLESHEET_PATH } from './layout.ts';
 import { activityView, notificationsView } from './views/feeds.ts';
 import { issueListView, requestListView } from './views/lists.ts';
 import { noteView } from './views/note.ts';
@@ -23,6 +25,8 @@ import { commentOnIssue, commentOnPage, commentOnRequest, decideRequest, type De
 import { createNote, createPage, deletePage, editPageView, movePage, newNoteView, newPageView, restoreVersion, savePage } from './views/page-forms.ts';
 
 const stylesheet = readFileSync(new URL('./static/web.css', import.meta.url), 'utf8');
+/** The live editor's bundle, built (`npm run editor`; make run and make test build it), never committed. */
+export const editorScriptFile = fileURLToPath(new URL('../../../dist/web/editor.js', import.meta.url));
 
 // path and query parameters the guard has checked to be decimal digits in range (input-guard.ts)
 const number = (value: unknown) => Number(value);
@@ -46,6 +50,15 @@ export function webRoutes(services: AppServices): express.Router {
   }];
   const stylesheetFile: express.RequestHandler = (_req, res) => {
     res.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }).type('text/css; charset=utf-8').send(stylesheet);
+  };
+  // read from disk at each request (sendFile: ETag and Last-Modified), so a bundle built while the server runs is served
+  const editorScript: express.RequestHandler = (req, res) => {
+    if (!existsSync(editorScriptFile)) {
+      req.log.warn({ file: editorScriptFile }, 'the live editor is not built: run `npm run editor` (make run and make test build it)');
+      throw new HttpError(404, 'not_found', 'the live editor is not built on this server');
+    }
+    res.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }).type('text/javascript; charset=utf-8');
+    res.sendFile(editorScriptFile, { cacheControl: false });
   };
   // `/:team/:note/:page` is a page only where `page` is a number: any other third segment is no view (404)
   const numericPage: express.RequestHandler = (req, _res, next) => next(/^[0-9]+$/.test(req.params.page as string) ? undefined : 'route');
@@ -75,6 +88,7 @@ export function webRoutes(services: AppServices): express.Router {
   const bodies = [express.urlencoded({ extended: false, limit: services.config.limits.requestBodyBytes, parameterLimit: 2000 })];
   return plainRouter({ refuse, bodies }, [
     { path: STYLESHEET_PATH, GET: stylesheetFile },
+    { path: EDITOR_SCRIPT_PATH, GET: editorScript },
     { path: '/', GET: [auth, (req, res) => res.redirect(303, services.urls.user(req.caller!.user.username))] },
     { path: '/activity', GET: serve((view) => activityView(view)), integers: { query: ['page'] } },
     { path: '/notifications', GET: serve((view) => notificationsView(view)), integers: { query: ['page'] } },

@@ -10,6 +10,11 @@
 // for each: the page's, the sent text's, or the text typed in the region's box. Saved again, the choices decide the
 // merge of the same three texts (decideEdit) and the result is written over the version the choices were made on:
 // a page that moved on again meanwhile is merged again, never overwritten unseen.
+//
+// The edit view also offers the live editor (editor/editor.client.ts) for a page it keeps whole (live/content.ts
+// liveFormOf): its mount, hidden until the script has the live document, over the same form, which it folds away
+// then; without script, or refused, the form is the editor. A page the editor would change opens in the form alone,
+// saying why.
 import type { Page } from '../../../../generated/client/types.gen.ts';
 import { HttpError } from '../../../http/errors.ts';
 import { toHttpError } from '../../../http/problem-details.ts';
@@ -17,6 +22,7 @@ import { forbidden } from '../../errors.ts';
 import { decideEdit } from '../../pages/edit-merge.ts';
 import type { RegionChoice } from '../../text/merge3.ts';
 import { html, trusted, type Html, type Renderable } from '../html.ts';
+import { EDITOR_SCRIPT_PATH } from '../layout.ts';
 import { runWrite, viewerOf } from '../web.context.ts';
 import { field, typedText } from './forms.ts';
 import { noteCrumbs } from './note.ts';
@@ -161,6 +167,62 @@ ${field(sent, box) === undefined ? region.theirs : typed(field(sent, box))}</tex
   })}</div>`);
 }
 
+/**
+ * A colour of the user's own, the same for everyone on every page (carets, the presence list): a hue from the
+ * username's hash, as light as it may be while white text on it keeps a contrast of 4.5:1 (WCAG AA).
+ */
+export function userColor(username: string): string {
+  let hash = 0x811c9dc5;
+  for (const character of username) hash = Math.imul(hash ^ character.codePointAt(0)!, 0x01000193) >>> 0;
+  const hue = hash % 360;
+  for (let lightness = 50; ; lightness -= 2) {
+    const color = hslColor(hue, 75, lightness);
+    if (contrastWithWhite(color) >= 4.5) return `#${color.map((channel) => channel.toString(16).padStart(2, '0')).join('')}`;
+  }
+}
+
+function hslColor(hue: number, saturation: number, lightness: number): [number, number, number] {
+  const s = saturation / 100;
+  const l = lightness / 100;
+  const channel = (n: number) => {
+    const k = (n + hue / 30) % 12;
+    return Math.round(255 * (l - s * Math.min(l, 1 - l) * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [channel(0), channel(8), channel(4)];
+}
+
+function contrastWithWhite(rgb: [number, number, number]): number {
+  const linear = rgb.map((value) => (value / 255 <= 0.04045 ? value / 255 / 12.92 : ((value / 255 + 0.055) / 1.055) ** 2.4));
+  const luminance = 0.2126 * linear[0]! + 0.7152 * linear[1]! + 0.0722 * linear[2]!;
+  return 1.05 / (luminance + 0.05);
+}
+
+/**
+ * The live editor over the form, for a page it keeps whole; else a note that the page opens in the text area, and
+ * why. Its parts stay hidden until the script shows them: without script the view is the form alone.
+ */
+async function liveEditor(view: View, page: { content: string; id: number; note: { name: string; team: { name: string } } }): Promise<{ part: Renderable; script: boolean }> {
+  const { t } = view.locale;
+  // the editor's schema and a DOM to try the page in: loaded by the first edit view, not at the server's start
+  const { liveFormOf } = await import('../../live/content.ts');
+  const form = liveFormOf(page.content);
+  if (!form.editable) return { part: html`<p class="card notice">${t.liveOpensInTextArea(form.reason)}</p>`, script: false };
+  const viewer = viewerOf(view.res)!;
+  const strings = {
+    connecting: t.liveConnecting, saved: t.liveSaved, offline: t.liveOffline, refused: t.liveRefused, readOnly: t.liveReadOnly,
+    editHtml: t.liveEditHtml, handedOver: t.liveHandedOver, you: t.liveYou, linkPrompt: t.liveLinkPrompt,
+  };
+  const button = (command: string, label: string) => html`<button type="button" data-command="${command}" aria-pressed="false">${label}</button>`;
+  return {
+    script: true,
+    part: html`<p id="live-status" class="card live-status" role="status" aria-live="polite" hidden>${t.liveConnecting}</p>
+<section id="live" class="card live" aria-labelledby="live-label" hidden><p id="live-label" class="live-label">${t.liveContent}</p>
+<div class="live-toolbar" role="toolbar" aria-label="${t.liveFormatting}" aria-controls="live-editor">${button('bold', t.liveBold)}${button('italic', t.liveItalic)}${button('heading', t.liveHeading)}${button('bulletList', t.liveBulletList)}${button('orderedList', t.liveOrderedList)}${button('link', t.liveLink)}</div>
+<div id="live-editor" class="live-editor" data-document="${`${page.note.team.name}/${page.note.name}/${page.id}`}" data-user-name="${viewer.name || viewer.username}" data-user-color="${userColor(viewer.username)}" data-strings="${JSON.stringify(strings)}"></div>
+<p id="live-presence-label" class="live-presence-label">${t.liveOnPage}</p><ul id="live-presence" class="live-presence" aria-labelledby="live-presence-label"></ul></section>`,
+  };
+}
+
 export async function editPageView(view: View, team: string, note: string, pageId: number, options: EditOptions = {}): Promise<Html> {
   const { t } = view.locale;
   const path = { team, note, page: pageId };
@@ -181,8 +243,10 @@ ${conflictRegions(view, conflicts, sent)}`
 <label for="title">${t.title}</label><input id="title" name="title" required maxlength="255" value="${title}">
 <label for="page-content">${t.contentHtml}</label><textarea id="page-content" name="content" rows="20">
 ${content}</textarea>${options.overwrite ? html`<label><input type="checkbox" name="overwrite" value="true"> ${t.overwrite}</label>` : ''}`;
-  return view.page({ title: `${t.editPage} · ${page.title}`, crumbs: [...noteCrumbs(page.note), { label: page.title, href: page.html_url }, { label: t.editPage }], operation: 'updatePage' }, html`${problemNotice(options.problem)}
-<form method="post" action="${page.html_url}/edit" class="card editor">${csrfField(view)}<h1>${t.editPage}: ${page.title}</h1>
+  // the live editor on a fresh view; not over a form that comes back with what was typed in it, or with conflicts
+  const live = options.sent === undefined && !conflicts ? await liveEditor(view, page) : { part: '', script: false };
+  return view.page({ title: `${t.editPage} · ${page.title}`, crumbs: [...noteCrumbs(page.note), { label: page.title, href: page.html_url }, { label: t.editPage }], operation: 'updatePage', ...(live.script ? { script: EDITOR_SCRIPT_PATH } : {}) }, html`${problemNotice(options.problem)}${live.part}
+<form method="post" action="${page.html_url}/edit" class="card editor" id="page-edit">${csrfField(view)}<h1>${t.editPage}: ${page.title}</h1>
 <p class="meta">${t.version} #${base}</p>${editor}
 <button type="submit" class="primary">${t.save}</button> <a href="${page.html_url}">${t.cancel}</a></form>
 <form method="post" action="${page.html_url}/move" class="card editor">${csrfField(view)}<h2>${t.movePage}</h2>
