@@ -18,7 +18,7 @@ import type { Duplex } from 'node:stream';
 import { Hocuspocus, type Document, type onAuthenticatePayload } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
 import * as Y from 'yjs';
-import { callerOfSecret } from '../../http/auth.ts';
+import { callerOfSecret, confirmToken } from '../../http/auth.ts';
 import type { LiveDeps } from './attach.ts';
 import type { Caller } from '../access/caller.ts';
 import { can } from '../access/policy.ts';
@@ -28,6 +28,7 @@ import { DomainError } from '../errors.ts';
 import { editorHtml, htmlOfYDoc, liveFormOf, yDocOf } from './content.ts';
 import { sanitizeHtml } from '../notes/description.ts';
 import { saveLive } from './live-write.ts';
+import { pageNow } from './live.repository.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { mergeLive, STORED_ORIGIN } from './sync.ts';
 
@@ -171,15 +172,11 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
 
     async onLoadDocument({ document, documentName }) {
       const { team, note, pageId } = nameParts(documentName);
-      const rows = await orm.em.fork().getConnection().execute<{ content: string; version_sequence: number; note_id: number }[]>(
-        'select content, version_sequence, note_id from pages where id = ?',
-        [pageId],
-      );
-      const row = rows[0];
+      const row = await pageNow(orm.em.fork(), pageId);
       if (!row) throw refuse('the page is gone');
       const html = editorHtml(row.content);
       Y.applyUpdate(document, Y.encodeStateAsUpdate(yDocOf(html)), STORED_ORIGIN);
-      states.set(documentName, { team, note, noteId: row.note_id, pageId, base: { version: row.version_sequence, html }, authors: new Map(), busy: Promise.resolve() });
+      states.set(documentName, { team, note, noteId: row.noteId, pageId, base: { version: row.version, html }, authors: new Map(), busy: Promise.resolve() });
     },
 
     async beforeHandleMessage({ context, update }) {
@@ -271,19 +268,15 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
       const document = hocuspocus.documents.get(documentName);
       if (!document) continue;
       await serially(state, async () => {
-        const rows = await orm.em.fork().getConnection().execute<{ content: string; version_sequence: number }[]>(
-          'select content, version_sequence from pages where id = ?',
-          [state.pageId],
-        );
-        const row = rows[0];
+        const row = await pageNow(orm.em.fork(), state.pageId);
         if (!row) {
           closeDocument(documentName, CLOSE.gone, 'the page was deleted');
           return;
         }
-        if (row.version_sequence <= state.base.version) return;
+        if (row.version <= state.base.version) return;
         const stored = editorHtml(row.content);
         mergeLive(document, state.base.html, stored);
-        state.base = { version: row.version_sequence, html: stored };
+        state.base = { version: row.version, html: stored };
       }).catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error), document: documentName }, 'merging a write into a live document failed'));
     }
   }
@@ -316,12 +309,14 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
   }, LIVE_RECHECK_MS);
   recheck.unref();
 
+  /** The connection's token, confirmed as the API confirms a cached one (auth.ts): undefined once revoked or expired. */
   async function callerOfSecretById(context: LiveContext): Promise<Caller | undefined> {
-    const rows = await orm.em.fork().getConnection().execute<{ alive: boolean }[]>(
-      'select exists (select 1 from tokens where id = ? and (expires_at is null or expires_at > now())) as alive',
-      [context.caller.tokenId],
-    );
-    return rows[0]?.alive ? context.caller : undefined;
+    try {
+      await confirmToken(orm.em.fork(), { ...context.caller, tokenConfirmed: false });
+      return context.caller;
+    } catch {
+      return undefined;
+    }
   }
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: limit + 64 * 1024 });
