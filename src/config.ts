@@ -46,6 +46,13 @@ export type Config = {
    */
   events: { retentionDays: number; heartbeatSeconds: number; streamsPerToken: number; fanOut: 'process' | 'inline' };
   /**
+   * Live editing (WebSocket /live, src/modules/live): a document is saved as a version after LIVE_SAVE_PAUSE_MS
+   * (2000) without typing and at least every LIVE_SAVE_MAX_MS (10000) while typing goes on; every connection's
+   * access is checked again every LIVE_RECHECK_MS (5000); a user may hold LIVE_CONNECTIONS_PER_USER (20) sockets and
+   * a page may have LIVE_CONNECTIONS_PER_PAGE (50).
+   */
+  live: { savePauseMs: number; saveMaxMs: number; recheckMs: number; connectionsPerUser: number; connectionsPerPage: number };
+  /**
    * Whether this process runs the projections of the change log (PROJECTION_WORKER: the search index, the webhooks'
    * outbox; src/modules/events/projections.ts). With several processes, any number may: one at a time applies each.
    */
@@ -239,6 +246,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatSeconds: integer(env, 'EVENTS_HEARTBEAT_SECONDS', 15, 1, 300),
       streamsPerToken: integer(env, 'EVENTS_STREAMS_PER_TOKEN', 5, 1, 10_000),
       fanOut: oneOf(env, 'EVENTS_FAN_OUT', 'process', ['process', 'inline'] as const),
+    },
+    live: {
+      savePauseMs: integer(env, 'LIVE_SAVE_PAUSE_MS', 2_000, 50, 600_000),
+      saveMaxMs: integer(env, 'LIVE_SAVE_MAX_MS', 10_000, 100, 3_600_000),
+      recheckMs: integer(env, 'LIVE_RECHECK_MS', 5_000, 100, 600_000),
+      connectionsPerUser: integer(env, 'LIVE_CONNECTIONS_PER_USER', 20, 1, 10_000),
+      connectionsPerPage: integer(env, 'LIVE_CONNECTIONS_PER_PAGE', 50, 1, 10_000),
     },
     webhooks: {
       worker: oneOf(env, 'WEBHOOK_WORKER', 'true', ['true', 'false'] as const) === 'true',

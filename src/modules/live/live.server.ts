@@ -32,16 +32,6 @@ import { pageNow } from './live.repository.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { mergeLive, STORED_ORIGIN } from './sync.ts';
 
-/** Typing paused this long: the document is saved as a version. */
-export const LIVE_SAVE_PAUSE_MS = 2_000;
-/** While typing goes on, a save at least this often. */
-export const LIVE_SAVE_MAX_MS = 10_000;
-/** How often every connection's access is checked again (and the socket's heartbeat). */
-export const LIVE_RECHECK_MS = 5_000;
-/** Open sockets one user may hold, over all pages, and one page may have. */
-export const LIVE_MAX_CONNECTIONS_PER_USER = 20;
-export const LIVE_MAX_CONNECTIONS_PER_PAGE = 50;
-
 /** Close codes a client sees, with a reason in words. */
 export const CLOSE = { forbidden: 4403, tooLarge: 4413, gone: 4404, tooMany: 4429 } as const;
 
@@ -102,6 +92,7 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
   const perUser = new Map<number, number>();
   const perPage = new Map<string, number>();
   const limit = services.config.limits.pageContentBytes;
+  const settings = services.config.live;
 
   async function callerOf(data: onAuthenticatePayload<LiveContext>): Promise<{ caller: Caller; sessionSecret?: string }> {
     const em = orm.em.fork();
@@ -141,9 +132,9 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
   const hocuspocus = new Hocuspocus<LiveContext>({
     name: 'notes-live',
     quiet: true,
-    debounce: LIVE_SAVE_PAUSE_MS,
-    maxDebounce: LIVE_SAVE_MAX_MS,
-    timeout: LIVE_RECHECK_MS * 6,
+    debounce: settings.savePauseMs,
+    maxDebounce: settings.saveMaxMs,
+    timeout: settings.recheckMs * 6,
     unloadImmediately: true,
 
     async onAuthenticate(data) {
@@ -155,11 +146,11 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
       if (canonical !== data.documentName) throw refuse(`this page's live document is named "${canonical}"`);
       const form = liveFormOf(scope.page.content);
       if (!form.editable) throw refuse(`this page opens in the HTML text area: ${form.reason}`);
-      if ((perUser.get(caller.user.id) ?? 0) >= LIVE_MAX_CONNECTIONS_PER_USER) {
-        throw refuse(`too many live connections: at most ${LIVE_MAX_CONNECTIONS_PER_USER} per user`);
+      if ((perUser.get(caller.user.id) ?? 0) >= settings.connectionsPerUser) {
+        throw refuse(`too many live connections: at most ${settings.connectionsPerUser} per user`);
       }
-      if ((perPage.get(canonical) ?? 0) >= LIVE_MAX_CONNECTIONS_PER_PAGE) {
-        throw refuse(`too many live connections to this page: at most ${LIVE_MAX_CONNECTIONS_PER_PAGE}`);
+      if ((perPage.get(canonical) ?? 0) >= settings.connectionsPerPage) {
+        throw refuse(`too many live connections to this page: at most ${settings.connectionsPerPage}`);
       }
       perUser.set(caller.user.id, (perUser.get(caller.user.id) ?? 0) + 1);
       perPage.set(canonical, (perPage.get(canonical) ?? 0) + 1);
@@ -306,7 +297,7 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
         }
       })().catch(() => ws.close(CLOSE.forbidden, 'you may no longer read this page'));
     }
-  }, LIVE_RECHECK_MS);
+  }, settings.recheckMs);
   recheck.unref();
 
   /** The connection's token, confirmed as the API confirms a cached one (auth.ts): undefined once revoked or expired. */
