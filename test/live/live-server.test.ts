@@ -21,7 +21,7 @@ afterAll(async () => {
   await app?.close();
 });
 
-function live(name: string, how: { token?: string; cookie?: string; origin?: string }): LiveClient {
+function live(name: string, how: Parameters<typeof connectLive>[2]): LiveClient {
   const client = connectLive(app, name, how);
   clients.push(client);
   return client;
@@ -31,6 +31,24 @@ async function openPage(content: string) {
   const page = await makePage(app, cast.notes.open, cast.manager, { title: `Live ${clients.length}`, content });
   const path = await notePath(app, cast.notes.open);
   return { page, path: `${path}/${page.id}`, name: `${path.replace(/^\/api\/v1\//, '')}/${page.id}` };
+}
+
+/** Waits until the page's stored version is at least `version`. */
+async function storedAt(path: string, version: number): Promise<{ content: string; version: number }> {
+  const deadline = Date.now() + 10_000;
+  let page = await stored(path);
+  while (page.version < version && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    page = await stored(path);
+  }
+  return page;
+}
+
+/** Waits until this process has let the document go (its last connection closed and it was saved). */
+async function unloaded(name: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (app.live()!.hocuspocus.documents.has(name) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(app.live()!.hocuspocus.documents.has(name), 'the document was let go').toBe(false);
 }
 
 async function stored(path: string): Promise<{ content: string; version: number }> {
@@ -91,5 +109,36 @@ describe('live editing', () => {
     expect(written.status).toBe(200);
     const html = await client.until((text) => text.includes('beta from the API'), 3_000);
     expect(html).toBe('<p>alpha typed</p><p>beta from the API</p>');
+  });
+
+  it('a browser that reconnects with its copy after the server let the document go holds its text once, with what was written meanwhile and what it typed offline', async () => {
+    const { path, name } = await openPage('<p>one</p>');
+    const first = live(name, { token: cast.member.token });
+    await first.ready;
+    first.write('<p>one two</p>');
+    expect((await storedAt(path, 2)).content).toBe('<p>one two</p>');
+    // the connection goes; the browser keeps its document. The server saves and lets the document go
+    first.close();
+    await unloaded(name);
+    const written = await cast.manager.client.put(path, { json: { page: { content: '<p>one two</p><p>three</p>', base_version: 2 } } });
+    expect(written.status, written.text).toBe(200);
+    first.write('<p>one two four</p>');
+    // back with the same Yjs document: it meets the items it knew, not the same text built again
+    const again = live(name, { token: cast.member.token, doc: first.doc });
+    await again.ready;
+    const merged = await again.until((html) => html.includes('three') && html.includes('four'));
+    expect(merged).toBe('<p>one two four</p><p>three</p>');
+    const server = app.live()!.hocuspocus.documents.get(name)!;
+    await expect.poll(() => htmlOfYDoc(server)).toBe('<p>one two four</p><p>three</p>');
+    expect((await storedAt(path, 4)).content).toBe('<p>one two four</p><p>three</p>');
+    // and a second reconnection, with nothing changed, changes nothing
+    again.close();
+    await unloaded(name);
+    const third = live(name, { token: cast.member.token, doc: first.doc });
+    await third.ready;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(third.html()).toBe('<p>one two four</p><p>three</p>');
+    const rows = await app.em().execute<{ version: number }[]>('select version from live_documents where page_id = ?', [Number(name.split('/')[2])]);
+    expect(rows[0]?.version).toBe(4);
   });
 });

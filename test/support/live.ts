@@ -22,7 +22,8 @@ export type LiveClient = {
   close(): void;
 };
 
-export function connectLive(app: TestApp, name: string, how: { token?: string; cookie?: string; origin?: string }): LiveClient {
+/** `how.doc`: the document to connect with (a client's copy kept from an earlier connection); a new one by default. */
+export function connectLive(app: TestApp, name: string, how: { token?: string; cookie?: string; origin?: string; doc?: Y.Doc }): LiveClient {
   const url = `${app.baseUrl.replace(/^http/, 'ws')}/live`;
   const headers: Record<string, string> = {};
   if (how.cookie !== undefined) headers.cookie = how.cookie;
@@ -35,7 +36,7 @@ export function connectLive(app: TestApp, name: string, how: { token?: string; c
   let closedWith!: (event: { code: number; reason: string }) => void;
   const closed = new Promise<{ code: number; reason: string }>((resolve) => (closedWith = resolve));
   const socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WithHeaders, maxAttempts: 1 });
-  const doc = new Y.Doc();
+  const doc = how.doc ?? new Y.Doc();
   let synced!: () => void;
   let refused!: (error: Error) => void;
   const ready = new Promise<void>((resolve, reject) => {

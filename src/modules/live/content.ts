@@ -6,9 +6,10 @@
 // in meaning (`meaningOf` of both sides equal); any other page opens in the HTML text area with the reason.
 import { getSchema } from '@tiptap/core';
 import { DOMParser, DOMSerializer, type Node as PmNode, type Schema } from '@tiptap/pm/model';
-import { prosemirrorJSONToYDoc, updateYFragment, yXmlFragmentToProseMirrorRootNode } from '@tiptap/y-tiptap';
+import { createHash } from 'node:crypto';
+import { prosemirrorToYXmlFragment, updateYFragment, yXmlFragmentToProseMirrorRootNode } from '@tiptap/y-tiptap';
 import { Window } from 'happy-dom';
-import type * as Y from 'yjs';
+import * as Y from 'yjs';
 import { sanitizeHtml } from '../notes/description.ts';
 import { meaningOf } from './meaning.ts';
 import { editorExtensions, LIVE_FIELD } from './schema.ts';
@@ -76,10 +77,18 @@ function firstDifference(before: string, after: string): string {
   return shown === '' ? 'content would be added' : `it would change ${JSON.stringify(shown)}`;
 }
 
-/** A new Yjs document holding `html`. */
-export function yDocOf(html: string): Y.Doc {
+/**
+ * A new Yjs document holding `html`, written as one Yjs client whose id is derived from `seed` and the HTML: the
+ * same page built twice from the same HTML (by two processes, or again after a crash before its state was kept)
+ * is the same Yjs items, which merge as one instead of holding the text twice.
+ */
+export function yDocOf(html: string, seed = ''): Y.Doc {
   const { schema } = tools();
-  return prosemirrorJSONToYDoc(schema, nodeOf(html).toJSON(), LIVE_FIELD);
+  const doc = new Y.Doc();
+  // a Yjs client id is a 32-bit unsigned number; a browser draws its own at random
+  doc.clientID = createHash('sha256').update(seed).update('\n').update(html).digest().readUInt32BE(0);
+  prosemirrorToYXmlFragment(nodeOf(html), doc.getXmlFragment(LIVE_FIELD));
+  return doc;
 }
 
 /** The live document's content as the editor's HTML. */

@@ -1,5 +1,6 @@
-// The live editor's reads: a page's text and version as stored now (a document is built from it, and brought up to
-// date with it when the change feed names its note).
+// The live editor's statements: a page's text and version as stored now (a document is built from it, and brought up
+// to date with it when the change feed names its note), and the Yjs state a page's document is kept with
+// (live_documents, migration 0026).
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 export type PageNow = { content: string; version: number; noteId: number };
@@ -11,4 +12,30 @@ export async function pageNow(em: EntityManager, pageId: number): Promise<PageNo
   );
   const row = rows[0];
   return row ? { content: row.content, version: row.version_sequence, noteId: row.note_id } : undefined;
+}
+
+/** The Yjs state a page's live document was last kept with, and the version (and its editor HTML) it stands on. */
+export type KeptState = { version: number; content: string; state: Uint8Array };
+
+export async function keptStateOf(em: EntityManager, pageId: number): Promise<KeptState | undefined> {
+  const rows = await em.getConnection().execute<{ version: number; content: string; state: Buffer | Uint8Array }[]>(
+    'select version, content, state from live_documents where page_id = ?',
+    [pageId],
+  );
+  const row = rows[0];
+  return row ? { version: row.version, content: row.content, state: new Uint8Array(row.state) } : undefined;
+}
+
+/** Keeps the document's state (one statement); a page deleted meanwhile keeps nothing. */
+export async function keepState(em: EntityManager, pageId: number, kept: KeptState): Promise<void> {
+  await em.getConnection().execute(
+    `insert into live_documents (page_id, version, content, state, updated_at)
+       select id, ?, ?, ?, now() from pages where id = ?
+     on conflict (page_id) do update set version = excluded.version, content = excluded.content, state = excluded.state, updated_at = now()`,
+    [kept.version, kept.content, Buffer.from(kept.state), pageId],
+  );
+}
+
+export async function forgetState(em: EntityManager, pageId: number): Promise<void> {
+  await em.getConnection().execute('delete from live_documents where page_id = ?', [pageId]);
 }

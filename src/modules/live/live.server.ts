@@ -9,7 +9,8 @@
 // nothing more of theirs is applied.
 //
 // What is stored: the page's HTML stays the truth of its history. A document is built from the page's latest
-// version when first opened, and saved as a version (live-write.ts: the API's own write, for the person who wrote
+// version when first opened (from its kept Yjs state when it has one, live_documents: a browser reconnecting with its
+// copy then meets the Yjs items it knew, not the same text built again, which would hold it twice), and saved as a version (live-write.ts: the API's own write, for the person who wrote
 // last, naming everyone whose changes it holds) LIVE_SAVE_PAUSE_MS after typing pauses and at least every
 // LIVE_SAVE_MAX_MS while it goes on. A write to the page from anywhere else (the API, MCP, a merged request,
 // another process) is heard on the change feed and merged into the open document (sync.ts).
@@ -28,9 +29,25 @@ import { DomainError } from '../errors.ts';
 import { editorHtml, htmlOfYDoc, liveFormOf, yDocOf } from './content.ts';
 import { sanitizeHtml } from '../notes/description.ts';
 import { saveLive } from './live-write.ts';
-import { pageNow } from './live.repository.ts';
+import { forgetState, keepState, keptStateOf, pageNow } from './live.repository.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { mergeLive, STORED_ORIGIN } from './sync.ts';
+
+/** A document's kept Yjs state may be at most this many times the page content limit. */
+const KEPT_STATE_FACTOR = 8;
+
+/** Applies a kept state to a new document; false (the document untouched) when it cannot be read. */
+function tryApply(document: Y.Doc, update: Uint8Array): boolean {
+  try {
+    const probe = new Y.Doc();
+    Y.applyUpdate(probe, update);
+    probe.destroy();
+  } catch {
+    return false;
+  }
+  Y.applyUpdate(document, update, STORED_ORIGIN);
+  return true;
+}
 
 /** Close codes a client sees, with a reason in words. */
 export const CLOSE = { forbidden: 4403, tooLarge: 4413, gone: 4404, tooMany: 4429 } as const;
@@ -163,11 +180,21 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
 
     async onLoadDocument({ document, documentName }) {
       const { team, note, pageId } = nameParts(documentName);
-      const row = await pageNow(orm.em.fork(), pageId);
+      const em = orm.em.fork();
+      const row = await pageNow(em, pageId);
       if (!row) throw refuse('the page is gone');
-      const html = editorHtml(row.content);
-      Y.applyUpdate(document, Y.encodeStateAsUpdate(yDocOf(html)), STORED_ORIGIN);
-      states.set(documentName, { team, note, noteId: row.noteId, pageId, base: { version: row.version, html }, authors: new Map(), busy: Promise.resolve() });
+      const stored = editorHtml(row.content);
+      const state: LiveState = { team, note, noteId: row.noteId, pageId, base: { version: row.version, html: stored }, authors: new Map(), busy: Promise.resolve() };
+      const kept = await keptStateOf(em, pageId);
+      let changed = true;
+      if (kept && tryApply(document, kept.state)) {
+        // the kept state stands on its version: a write made since comes in as a merge
+        changed = mergeLive(document, kept.content, stored) || kept.version !== row.version;
+      } else {
+        Y.applyUpdate(document, Y.encodeStateAsUpdate(yDocOf(stored, String(pageId))), STORED_ORIGIN);
+      }
+      states.set(documentName, state);
+      if (changed) await keep(state, document);
     },
 
     async beforeHandleMessage({ context, update }) {
@@ -207,6 +234,23 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
     }
   }
 
+  /**
+   * Keeps the document's Yjs state with the version it stands on (live_documents), after every change the server
+   * makes to it and every save: a browser that reconnects with its copy then meets the same Yjs items, not the same
+   * text built again. A state past KEPT_STATE_FACTOR times the content limit is not kept (the next opening builds
+   * the document from the page's HTML).
+   */
+  async function keep(state: LiveState, document: Y.Doc): Promise<void> {
+    const update = Y.encodeStateAsUpdate(document);
+    const em = orm.em.fork();
+    if (update.byteLength > KEPT_STATE_FACTOR * limit) {
+      logger.warn({ page: state.pageId, bytes: update.byteLength }, 'a live document\'s Yjs state is too large to keep');
+      await forgetState(em, state.pageId);
+      return;
+    }
+    await keepState(em, state.pageId, { version: state.base.version, content: state.base.html, state: update });
+  }
+
   /** One save or merge of a document after the other. */
   function serially(state: LiveState, work: () => Promise<void>): Promise<void> {
     const next = state.busy.then(work, work);
@@ -240,6 +284,7 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
         // merged with a write made since the base: what the save stored comes back into the document
         state.base = { version: saved.version, html: editorHtml(saved.content) };
         mergeLive(document, editorHtml(content), state.base.html);
+        await keep(state, document);
       } catch (error) {
         for (const author of authors) if (!state.authors.has(author.user.id)) state.authors.set(author.user.id, author);
         if (error instanceof DomainError && error.kind === 'not_found') {
@@ -268,6 +313,7 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
         const stored = editorHtml(row.content);
         mergeLive(document, state.base.html, stored);
         state.base = { version: row.version, html: stored };
+        await keep(state, document);
       }).catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error), document: documentName }, 'merging a write into a live document failed'));
     }
   }

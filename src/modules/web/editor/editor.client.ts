@@ -10,10 +10,11 @@
 // inline script or style (TipTap's injected stylesheet is off, its rules are in web.css; colours are set through
 // the CSSOM, which the policy allows).
 //
-// A lost connection is never picked up again with the same Yjs document. The server drops a document when its last
-// connection closes (and on a restart) and builds the next one afresh from the page's HTML: the same text as new Yjs
-// items, which merged with this browser's history would hold every paragraph twice (and be saved so). So each
-// connection has a document of its own (a Session). Offline, the editor keeps its document and takes typing; once a
+// A lost connection is never picked up again with the same Yjs document. The server keeps each document's Yjs state
+// (live_documents), so a reconnection normally meets the items this browser knew; but a state the server could not
+// keep (too large, lost) is built afresh from the page's HTML: the same text as new Yjs items, which merged with this
+// browser's history would hold every paragraph twice (and be saved so). So each connection has a document of its own
+// (a Session). Offline, the editor keeps its document and takes typing; once a
 // new connection has the server's document, what was kept goes over: as Yjs updates when the server's document is the
 // one this browser had (it holds every client this browser knew), else as the least change to the fresh document
 // when it holds what this browser had when the connection went (nobody changed the page meanwhile); and otherwise,
