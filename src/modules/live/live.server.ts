@@ -18,6 +18,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Hocuspocus, type Document, type onAuthenticatePayload } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
+import * as decoding from 'lib0/decoding';
 import * as Y from 'yjs';
 import { callerOfSecret, confirmToken } from '../../http/auth.ts';
 import type { LiveDeps } from './attach.ts';
@@ -50,7 +51,7 @@ function tryApply(document: Y.Doc, update: Uint8Array): boolean {
 }
 
 /** Close codes a client sees, with a reason in words. */
-export const CLOSE = { forbidden: 4403, tooLarge: 4413, gone: 4404, tooMany: 4429 } as const;
+export const CLOSE = { malformed: 4400, forbidden: 4403, tooLarge: 4413, gone: 4404, tooMany: 4429 } as const;
 
 export type LiveContext = {
   caller: Caller;
@@ -87,9 +88,30 @@ export type Live = {
   close(): Promise<void>;
 };
 
-/** A refusal the client is told in words (Hocuspocus sends an error's `reason` with its permission-denied answer). */
-function refuse(reason: string): Error {
-  return Object.assign(new Error(reason), { reason });
+/**
+ * A refusal the client is told in words: Hocuspocus sends an error's `reason` with its permission-denied answer, and
+ * closes a connection whose message hook throws with the error's `code` and `reason`.
+ */
+function refuse(reason: string, code?: number): Error {
+  return Object.assign(new Error(reason), code === undefined ? { reason } : { reason, code });
+}
+
+/** Hocuspocus's message types that carry a Yjs sync message (Sync, SyncReply), and the sync steps with an update. */
+const SYNC_TYPES = new Set([0, 4]);
+const UPDATE_STEPS = new Set([1, 2]);
+
+/** Whether a message's Yjs update (if it carries one) is one Yjs can read. */
+function readable(message: Uint8Array): boolean {
+  try {
+    const decoder = decoding.createDecoder(message);
+    decoding.readVarString(decoder);
+    if (!SYNC_TYPES.has(decoding.readVarUint(decoder))) return true;
+    if (!UPDATE_STEPS.has(decoding.readVarUint(decoder))) return true;
+    Y.decodeUpdate(decoding.readVarUint8Array(decoder));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `<team>/<note>/<page id>`, or a refusal. */
@@ -197,9 +219,17 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
       if (changed) await keep(state, document);
     },
 
-    async beforeHandleMessage({ context, update }) {
-      if (!context?.writable) return;
-      if (update.byteLength > limit) throw refuse(`an update is larger than the page content limit (${limit} bytes)`);
+    async beforeHandleMessage({ context, update, socketId }) {
+      // the socket itself is closed with the code (Hocuspocus's own close of a document carries only the reason); the
+      // throw stops the message and the connection's queue
+      const refused = (code: number, reason: string) => {
+        sockets.get(socketId)?.ws.close(code, reason);
+        return refuse(reason, code);
+      };
+      if (update.byteLength > limit && context?.writable) {
+        throw refused(CLOSE.tooLarge, `an update is larger than the page content limit (${limit} bytes)`);
+      }
+      if (!readable(update)) throw refused(CLOSE.malformed, 'a message whose update Yjs cannot read');
     },
 
     async onChange({ documentName, context, transactionOrigin }) {

@@ -43,7 +43,7 @@ type Strings = {
 };
 
 /** Close codes the server ends a connection with for good (live.server.ts CLOSE): reconnecting would not help. */
-const FINAL_CLOSES = new Set([4403, 4404, 4413, 4429]);
+const FINAL_CLOSES = new Set([4400, 4403, 4404, 4413, 4429]);
 /** How long after a lost connection the next one is tried (its provider then backs off by itself). */
 const RECONNECT_MS = 1_000;
 
