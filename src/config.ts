@@ -49,9 +49,10 @@ export type Config = {
    * Live editing (WebSocket /live, src/modules/live): a document is saved as a version after LIVE_SAVE_PAUSE_MS
    * (2000) without typing and at least every LIVE_SAVE_MAX_MS (10000) while typing goes on; every connection's
    * access is checked again every LIVE_RECHECK_MS (5000); a user may hold LIVE_CONNECTIONS_PER_USER (20) sockets and
-   * a page may have LIVE_CONNECTIONS_PER_PAGE (50).
+   * a page may have LIVE_CONNECTIONS_PER_PAGE (50). With REDIS_URL (redis:// or rediss://), the processes share
+   * live documents through Redis (src/modules/live/live-redis.ts); without it one process serves them.
    */
-  live: { savePauseMs: number; saveMaxMs: number; recheckMs: number; connectionsPerUser: number; connectionsPerPage: number };
+  live: { savePauseMs: number; saveMaxMs: number; recheckMs: number; connectionsPerUser: number; connectionsPerPage: number; redisUrl: string | undefined };
   /**
    * Whether this process runs the projections of the change log (PROJECTION_WORKER: the search index, the webhooks'
    * outbox; src/modules/events/projections.ts). With several processes, any number may: one at a time applies each.
@@ -130,6 +131,14 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback:
   if (raw === undefined || raw === '') return fallback;
   if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   return raw as T;
+}
+
+function redisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!URL.canParse(raw) || !['redis:', 'rediss:'].includes(new URL(raw).protocol)) {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got "${raw.replace(/\/\/[^@/]*@/, '//…@')}"`);
+  }
+  return raw;
 }
 
 function trustProxy(raw: string | undefined): boolean | number | string {
@@ -253,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recheckMs: integer(env, 'LIVE_RECHECK_MS', 5_000, 100, 600_000),
       connectionsPerUser: integer(env, 'LIVE_CONNECTIONS_PER_USER', 20, 1, 10_000),
       connectionsPerPage: integer(env, 'LIVE_CONNECTIONS_PER_PAGE', 50, 1, 10_000),
+      redisUrl: redisUrl(env.REDIS_URL),
     },
     webhooks: {
       worker: oneOf(env, 'WEBHOOK_WORKER', 'true', ['true', 'false'] as const) === 'true',

@@ -26,7 +26,7 @@ export function liveHost(deps: LiveDeps): LiveHost {
   let live: Promise<Live> | undefined;
   let ready: Live | undefined;
   const load = () => {
-    live ??= import('./live.server.ts').then(({ createLive }) => (ready = createLive(deps)));
+    live ??= import('./live.server.ts').then(({ createLive }) => createLive(deps)).then((made) => (ready = made));
     return live;
   };
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {

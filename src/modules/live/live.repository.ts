@@ -2,6 +2,8 @@
 // to date with it when the change feed names its note), and the Yjs state a page's document is kept with
 // (live_documents, migration 0026).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller } from '../access/caller.ts';
+import { User } from '../users/user.entity.ts';
 
 export type PageNow = { content: string; version: number; noteId: number };
 
@@ -38,4 +40,14 @@ export async function keepState(em: EntityManager, pageId: number, kept: KeptSta
 
 export async function forgetState(em: EntityManager, pageId: number): Promise<void> {
   await em.getConnection().execute('delete from live_documents where page_id = ?', [pageId]);
+}
+
+/**
+ * Callers for users whose live connections are on another process (their save is made here): the users as they are
+ * now, writing as a browser session does. Their access was checked where they are connected, and is checked again
+ * by the write itself.
+ */
+export async function callersOf(em: EntityManager, userIds: readonly number[]): Promise<Caller[]> {
+  const users = await em.find(User, { id: { $in: [...userIds] } });
+  return users.map((user) => ({ user, tokenId: 0, tokenScope: 'write', tokenConfirmed: true, clientId: null, clientWrites: 'direct' }));
 }

@@ -30,7 +30,8 @@ import { DomainError } from '../errors.ts';
 import { editorHtml, htmlOfYDoc, liveFormOf, yDocOf } from './content.ts';
 import { sanitizeHtml } from '../notes/description.ts';
 import { saveLive } from './live-write.ts';
-import { forgetState, keepState, keptStateOf, pageNow } from './live.repository.ts';
+import { callersOf, forgetState, keepState, keptStateOf, pageNow } from './live.repository.ts';
+import { localCoordination, redisCoordination } from './coordination.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { mergeLive, STORED_ORIGIN } from './sync.ts';
 
@@ -73,8 +74,8 @@ export type LiveState = {
   pageId: number;
   /** The stored version the document was built from or last saved as, and that version's content in the editor's HTML. */
   base: { version: number; html: string };
-  /** Users whose changes the document holds that are not saved yet, in the order they first changed it. */
-  authors: Map<number, Caller>;
+  /** Whether this process saves the document and merges writes into it (coordination.ts: always, for one process). */
+  owner: boolean;
   /** One save or merge at a time. */
   busy: Promise<void>;
 };
@@ -124,7 +125,7 @@ function nameParts(documentName: string): { team: string; note: string; pageId: 
   return { team: parts[0]!, note: parts[1]!, pageId };
 }
 
-export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
+export async function createLive({ services, orm, logger, changes }: LiveDeps): Promise<Live> {
   const sessions = createSessions({ secure: services.config.publicUrl.startsWith('https:') });
   const states = new Map<string, LiveState>();
   const sockets = new Map<string, { ws: WebSocket; context?: LiveContext }>();
@@ -132,6 +133,9 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
   const perPage = new Map<string, number>();
   const limit = services.config.limits.pageContentBytes;
   const settings = services.config.live;
+  const coordination = settings.redisUrl
+    ? await redisCoordination(settings.redisUrl, settings.recheckMs, (ids) => callersOf(orm.em.fork(), ids), logger)
+    : localCoordination();
 
   async function callerOf(data: onAuthenticatePayload<LiveContext>): Promise<{ caller: Caller; sessionSecret?: string }> {
     const em = orm.em.fork();
@@ -170,6 +174,7 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
 
   const hocuspocus = new Hocuspocus<LiveContext>({
     name: 'notes-live',
+    extensions: coordination.extensions,
     quiet: true,
     debounce: settings.savePauseMs,
     maxDebounce: settings.saveMaxMs,
@@ -203,20 +208,24 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
     async onLoadDocument({ document, documentName }) {
       const { team, note, pageId } = nameParts(documentName);
       const em = orm.em.fork();
-      const row = await pageNow(em, pageId);
+      const [row, kept, owner] = await Promise.all([pageNow(em, pageId), keptStateOf(orm.em.fork(), pageId), coordination.claim(documentName)]);
       if (!row) throw refuse('the page is gone');
       const stored = editorHtml(row.content);
-      const state: LiveState = { team, note, noteId: row.noteId, pageId, base: { version: row.version, html: stored }, authors: new Map(), busy: Promise.resolve() };
-      const kept = await keptStateOf(em, pageId);
+      const state: LiveState = { team, note, noteId: row.noteId, pageId, base: { version: row.version, html: stored }, owner, busy: Promise.resolve() };
       let changed = true;
       if (kept && tryApply(document, kept.state)) {
-        // the kept state stands on its version: a write made since comes in as a merge
-        changed = mergeLive(document, kept.content, stored) || kept.version !== row.version;
+        // the kept state stands on its version: a write made since comes in as a merge, by the owner alone (the
+        // others have the owner's document through Redis)
+        state.base = { version: kept.version, html: kept.content };
+        if (owner) {
+          changed = mergeLive(document, kept.content, stored) || kept.version !== row.version;
+          state.base = { version: row.version, html: stored };
+        }
       } else {
         Y.applyUpdate(document, Y.encodeStateAsUpdate(yDocOf(stored, String(pageId))), STORED_ORIGIN);
       }
       states.set(documentName, state);
-      if (changed) await keep(state, document);
+      if (owner && changed) await keep(state, document);
     },
 
     async beforeHandleMessage({ context, update, socketId }) {
@@ -236,8 +245,7 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
       const state = states.get(documentName);
       const origin = transactionOrigin as { source?: string } | undefined;
       if (!state || origin?.source !== 'connection' || !context?.writable) return;
-      state.authors.delete(context.caller.user.id);
-      state.authors.set(context.caller.user.id, context.caller);
+      coordination.noteAuthor(documentName, context.caller);
     },
 
     async onStoreDocument({ documentName, document }) {
@@ -254,7 +262,9 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
     },
 
     async afterUnloadDocument({ documentName }) {
+      const state = states.get(documentName);
       states.delete(documentName);
+      if (state?.owner) await coordination.release(documentName);
     },
   });
 
@@ -292,31 +302,30 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
     const state = states.get(documentName);
     if (!state) return;
     await serially(state, async () => {
-      if (state.authors.size === 0) return;
       const html = htmlOfYDoc(document);
-      if (html === state.base.html) {
-        state.authors.clear();
-        return;
-      }
+      // every process closes its own connections to a document past the limit; the owner alone saves
       if (Buffer.byteLength(html, 'utf8') > limit) {
         logger.warn({ document: documentName }, 'a live document grew past the page content limit: not saved, connections closed');
         closeDocument(documentName, CLOSE.tooLarge, `the page grew past the content limit (${limit} bytes): the last save is kept`);
         return;
       }
-      const authors = [...state.authors.values()];
-      state.authors.clear();
+      if (!state.owner) return;
+      const authors = await coordination.takeAuthors(documentName);
+      if (authors.length === 0 || html === state.base.html) return;
+      // the version is the last typist's; it names the others (versions.writer.ts)
       const writer = authors[authors.length - 1]!;
+      const coAuthorIds = authors.slice(0, -1).map((author) => author.user.id);
       try {
         const content = sanitizeHtml(html);
         const saved = await saveLive(services, orm, logger, writer, {
-          team: state.team, note: state.note, pageId: state.pageId, content, baseVersion: state.base.version,
+          team: state.team, note: state.note, pageId: state.pageId, content, baseVersion: state.base.version, coAuthorIds,
         });
         // merged with a write made since the base: what the save stored comes back into the document
         state.base = { version: saved.version, html: editorHtml(saved.content) };
         mergeLive(document, editorHtml(content), state.base.html);
         await keep(state, document);
       } catch (error) {
-        for (const author of authors) if (!state.authors.has(author.user.id)) state.authors.set(author.user.id, author);
+        await coordination.giveBack(documentName, authors);
         if (error instanceof DomainError && error.kind === 'not_found') {
           closeDocument(documentName, CLOSE.gone, 'the page was deleted or moved');
           return;
@@ -327,12 +336,31 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
     });
   }
 
+  /**
+   * This process became the owner of a document another process owned: it stands on the version the last owner
+   * kept the document at, takes in what was written since, and saves what the last owner had not.
+   */
+  async function takeOver(documentName: string, state: LiveState, document: Document): Promise<void> {
+    await serially(state, async () => {
+      const [row, kept] = await Promise.all([pageNow(orm.em.fork(), state.pageId), keptStateOf(orm.em.fork(), state.pageId)]);
+      if (!row) return closeDocument(documentName, CLOSE.gone, 'the page was deleted');
+      const base = kept ? { version: kept.version, html: kept.content } : state.base;
+      const stored = editorHtml(row.content);
+      mergeLive(document, base.html, stored);
+      state.base = { version: row.version, html: stored };
+      state.owner = true;
+      await keep(state, document);
+    });
+    await store(documentName, document);
+  }
+
   /** A page of `noteId` may have been written elsewhere: each of its open documents is brought up to date. */
   async function heard(noteId: number): Promise<void> {
     for (const [documentName, state] of states) {
       if (state.noteId !== noteId) continue;
       const document = hocuspocus.documents.get(documentName);
       if (!document) continue;
+      if (!state.owner) continue;
       await serially(state, async () => {
         const row = await pageNow(orm.em.fork(), state.pageId);
         if (!row) {
@@ -372,6 +400,14 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
           ws.close(CLOSE.forbidden, 'you may no longer edit this page');
         }
       })().catch(() => ws.close(CLOSE.forbidden, 'you may no longer read this page'));
+    }
+    // the owner's lease renewed; a document whose owner is gone is taken over
+    for (const [documentName, state] of states) {
+      void coordination.claim(documentName).then((owner) => {
+        const document = hocuspocus.documents.get(documentName);
+        if (owner && !state.owner && document) return takeOver(documentName, state, document);
+        state.owner = owner;
+      }).catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error), document: documentName }, 'taking over a live document failed'));
     }
   }, settings.recheckMs);
   recheck.unref();
@@ -415,10 +451,15 @@ export function createLive({ services, orm, logger, changes }: LiveDeps): Live {
     upgrade,
     async close() {
       clearInterval(recheck);
-      hocuspocus.flushPendingStores();
-      await Promise.all([...states.values()].map((state) => state.busy));
+      // what is typed and not saved yet is saved now (the owner's part), before the connections go
+      await Promise.all([...states.keys()].map((documentName) => {
+        const document = hocuspocus.documents.get(documentName);
+        return document ? store(documentName, document).catch(() => undefined) : undefined;
+      }));
       for (const { ws } of sockets.values()) ws.close(1001, 'the server is shutting down');
       wss.close();
+      await coordination.close();
+      await hocuspocus.hooks('onDestroy', { instance: hocuspocus }).catch(() => undefined);
     },
   };
 }
