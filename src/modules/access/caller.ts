@@ -22,9 +22,19 @@ export type Caller = {
   clientWrites: AppWrites;
   /** That app as what it writes is attributed to (`via`): its public client id and name; null for a personal token. */
   via?: Via | null;
+  /**
+   * Everyone else whose changes this caller's writes hold: a live document's save (src/modules/live/live-write.ts)
+   * is made for the person who typed last, and names the others who typed into it on the versions it writes. Only a
+   * caller made in this process carries it; authentication never sets it, so no HTTP client can.
+   */
+  coAuthorIds?: readonly number[];
 };
 
-/** Who the change log and the subscribers say made a change: the user, and the app it came through. */
+/**
+ * Who the change log and the subscribers say made a change: the user, and the app it came through; and for the
+ * versions it writes, whoever else's changes it holds.
+ */
 export function actorOf(caller: Caller): Actor {
-  return { id: caller.user.id, username: caller.user.username, name: caller.user.name, clientId: caller.clientId, via: caller.via ?? null };
+  const actor: Actor = { id: caller.user.id, username: caller.user.username, name: caller.user.name, clientId: caller.clientId, via: caller.via ?? null };
+  return caller.coAuthorIds?.length ? { ...actor, coAuthorIds: caller.coAuthorIds } : actor;
 }

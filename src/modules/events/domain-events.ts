@@ -17,7 +17,12 @@ import type { User } from '../users/user.entity.ts';
 /** The app a change came through, as versions, comments, issues, requests and log entries record it ("via <name>"). */
 export type Via = { clientId: string; name: string };
 
-export type Actor = Pick<User, 'id' | 'username' | 'name'> & { clientId?: number | null; via?: Via | null };
+export type Actor = Pick<User, 'id' | 'username' | 'name'> & {
+  clientId?: number | null;
+  via?: Via | null;
+  /** The versions the change writes name these users beside the actor (a live save: Caller.coAuthorIds). */
+  coAuthorIds?: readonly number[];
+};
 
 export type DomainEvent =
   | { type: 'note.created'; actor: Actor; note: Note }

@@ -13,14 +13,21 @@ import type { Logger } from '../../http/logger.ts';
 import { invokeOperation } from '../../http/invoke.ts';
 import { operations } from '../../http/operations.ts';
 
-export type LiveSave = { team: string; note: string; pageId: number; content: string; baseVersion: number };
+/**
+ * What a live save writes, and where. `coAuthorIds`: the others whose changes the document holds since the last save
+ * (their user ids, in the order they typed): the version names them beside the caller, who typed last (the author
+ * among them is left out, and each is named once: versions.writer.ts, coAuthorsOf).
+ */
+export type LiveSave = { team: string; note: string; pageId: number; content: string; baseVersion: number; coAuthorIds?: readonly number[] };
 
 /** The page as the write left it: its version and content (merged with whatever was written since the base). */
 export type Saved = { version: number; content: string };
 
 export async function saveLive(services: AppServices, orm: MikroORM, logger: Logger, caller: Caller, save: LiveSave): Promise<Saved> {
   const apiPath = `/api/v1/${encodeURIComponent(save.team)}/${encodeURIComponent(save.note)}/${save.pageId}`;
-  const req = { caller, em: orm.em.fork(), log: logger, method: 'PUT', url: apiPath, headers: {}, get: () => undefined } as unknown as Request;
+  // the version's co-authors ride on the caller, where the operation's author is taken from (access/caller.ts)
+  const writer: Caller = save.coAuthorIds?.length ? { ...caller, coAuthorIds: save.coAuthorIds } : caller;
+  const req = { caller: writer, em: orm.em.fork(), log: logger, method: 'PUT', url: apiPath, headers: {}, get: () => undefined } as unknown as Request;
   const res = Object.assign(new EventEmitter(), { locals: {}, closed: false, destroyed: false, req }) as unknown as Response;
   try {
     const { result } = await invokeOperation(operations.updatePage as unknown as OperationDefinition<OperationId>, services, req, res, {

@@ -52,6 +52,8 @@ export const PageVersionSchema = defineEntity({
     viaApp: p.string().length(255).nullable(),
     // Of an imported note: the author as the export named them, when no user of that name was here (migration 0023).
     importedAuthor: p.json<{ username: string; name: string }>().nullable(),
+    // Everyone else whose changes the version holds (a live save), in order, never the author (migration 0027).
+    coAuthorIds: p.array<number>(Number, String).columnType('int[]').default([]),
     createdAt: createdAt(),
   },
 });

@@ -261,6 +261,8 @@ export type PageTextWrite = {
   /** Write only when the page's current version is this one (a write with `page[base_version]`). */
   baseVersion: number | undefined;
   actor: { id: number; username: string; clientId: number | null; via: Via | null };
+  /** Who else the new version names (versions.writer.ts, coAuthorsOf): empty for a write through the API. */
+  coAuthorIds: readonly number[];
   now: Date;
 };
 
@@ -288,8 +290,8 @@ function pageTextStatement(em: EntityManager): string {
          ], null) as changed
      ),
      v as (
-       insert into page_versions (page_id, note_id, index, title, content, diff, user_id, created_at, via_client, via_app)
-       select p.id, p.note_id, p.version_sequence, p.title, p.content, null, $6, $5, $12::text, $13::text from p
+       insert into page_versions (page_id, note_id, index, title, content, diff, user_id, created_at, via_client, via_app, co_author_ids)
+       select p.id, p.note_id, p.version_sequence, p.title, p.content, null, $6, $5, $12::text, $13::text, $14::int[] from p
      ),
      c as (
        insert into changes (type, actor_id, client_id, team_id, note_id, subject_id, payload)
@@ -328,6 +330,7 @@ export async function writePageText(em: EntityManager, write: PageTextWrite): Pr
     write.baseVersion ?? null,
     write.actor.via?.clientId ?? null,
     write.actor.via?.name ?? null,
+    intArray(write.coAuthorIds),
   ]);
   return row === undefined ? undefined : mapAliased(em, Page, row, 'p');
 }

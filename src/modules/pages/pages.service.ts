@@ -15,7 +15,7 @@ import { mergeEdit } from './edit-merge.ts';
 import { Page, PageVersion } from './page.entity.ts';
 import { writePageText } from './pages.repository.ts';
 import { lockTree, moveLooksValid, movePage } from './tree.service.ts';
-import { checkIfMatch, etagsNamed, lockPage, touch, writeContent } from './versions.writer.ts';
+import { checkIfMatch, coAuthorsOf, etagsNamed, lockPage, touch, writeContent } from './versions.writer.ts';
 
 export function checkContentSize(content: string | undefined, limits: Limits): void {
   if (content !== undefined && Buffer.byteLength(content, 'utf8') > limits.pageContentBytes) {
@@ -184,6 +184,7 @@ async function writeText(
     lockVersions: acceptedLockVersions(page.id, ifMatch),
     baseVersion,
     actor: { id: actor.id, username: actor.username, clientId: actor.clientId ?? null, via: actor.via ?? null },
+    coAuthorIds: coAuthorsOf(actor),
     now: currentTime(),
   }));
   if (written) return written;

@@ -34,10 +34,21 @@ export function checkIfMatch(page: Page, ifMatch: string | undefined): void {
 }
 
 /**
- * Records the page's current title and content as its next version; `origin`: a merge's request and the fork version
- * the content came from. Its diff from `previousContent` is made when it is first read (version-diffs.ts), from the
- * version before it, whose content that is; a page's first version whose page had content before (a fork's copy,
- * which has no versions of its own) gets its diff now, as nothing later could tell what it was diffed from.
+ * The co-authors a version of `author`'s names: the others whose changes it holds (Actor.coAuthorIds, a live save),
+ * each once, in the order given, never the author; empty for every other write.
+ */
+export function coAuthorsOf(author: Actor): number[] {
+  const named = new Set<number>();
+  for (const id of author.coAuthorIds ?? []) if (Number.isSafeInteger(id) && id > 0 && id !== author.id) named.add(id);
+  return [...named];
+}
+
+/**
+ * Records the page's current title and content as its next version, `author`'s with their co-authors; `origin`: a
+ * merge's request and the fork version the content came from. Its diff from `previousContent` is made when it is
+ * first read (version-diffs.ts), from the version before it, whose content that is; a page's first version whose
+ * page had content before (a fork's copy, which has no versions of its own) gets its diff now, as nothing later
+ * could tell what it was diffed from.
  */
 export function recordVersion(
   em: EntityManager,
@@ -61,6 +72,7 @@ export function recordVersion(
     mergedFromBase: origin?.mergedFromBase ?? null,
     viaClient: author.via?.clientId ?? null,
     viaApp: author.via?.name ?? null,
+    coAuthorIds: coAuthorsOf(author),
   });
 }
 
