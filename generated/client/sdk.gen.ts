@@ -178,8 +178,9 @@ export const updateNote = <ThrowOnError extends boolean = true>(options: Options
 /**
  * List a note's contributors
  *
- * Users who created the note or wrote at least one page version in it, in the order of their first
- * contribution. Same visibility as `getNote` (404 otherwise).
+ * Users who created the note or wrote at least one page version in it (as its author, or as one of the
+ * `co_authors` of a live save), in the order of their first contribution. Same visibility as `getNote` (404
+ * otherwise).
  *
  */
 export const listContributors = <ThrowOnError extends boolean = true>(options: Options<ListContributorsData, ThrowOnError>): RequestResult<ListContributorsResponses, ListContributorsErrors, ThrowOnError> => (options.client ?? client).get<ListContributorsResponses, ListContributorsErrors, ThrowOnError>({
@@ -1858,7 +1859,8 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = true>(optio
  * The import runs after the answer, all or nothing: a bad archive fails the job with an `error.code` and leaves
  * nothing behind.
  * - Authors are matched by username; one with no user of that name here is recorded under the original name
- * (`imported_author` on versions) and the row is the importing user's.
+ * (`imported_author` on versions) and the row is the importing user's. A version's co-author with no user of
+ * that name here is left out of its `co_authors`.
  * - The new note takes the archive's name (slug), or the form field `name` when given (`name` empty: no slug).
  * A name the team already uses fails the job with `name_taken` (or answers 409 at once when `name` is given).
  * - 400 `validation_failed`: no part `file`, or a `name` that is not a note name; `malformed_body`: the body does

@@ -463,6 +463,15 @@ export type PageVersion = {
      */
     user: User | null;
     /**
+     * Everyone else whose changes a live save holds: the live editor saves a page as a version for the person who
+     * typed last (`user`), and names here the others who typed into the document since the save before, each once, in
+     * the order they first typed, never `user`. Empty for a write through the API (`updatePage`, `restorePageVersion`,
+     * a merge or a pull), and for versions written before co-authors were recorded. A co-author of an imported note
+     * with no user of that name here is left out. An addition to the original contract.
+     *
+     */
+    co_authors: Array<User>;
+    /**
      * For a version written by merging a request (`mergeRequest`), that request (in this page's note): its index and
      * web page; null for every other version. An addition to the original contract.
      *

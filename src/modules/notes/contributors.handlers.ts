@@ -1,4 +1,4 @@
-// The contributors of a note: its creator, then everyone who wrote a version of its pages.
+// The contributors of a note: its creator, then everyone who wrote a version of its pages (or is its co-author).
 import { defineOperation } from '../../http/handler.ts';
 import { answerWith } from '../../http/answer.ts';
 import { listPlace, pagination } from '../../http/pagination.ts';
@@ -7,7 +7,7 @@ import { presentUser } from '../users/user.presenter.ts';
 import { contributorCount, contributorRows } from './notes.repository.ts';
 
 export const contributorOperations = {
-  /** The note's creator, then everyone who wrote a version of its pages, in the order of their first contribution. */
+  /** The note's creator, then everyone who wrote (or co-wrote) a version of its pages, in the order of their first contribution. */
   listContributors: defineOperation('listContributors', { scope: 'note', action: 'note.read' }, async ({ query }, { note }, context) => {
     const page = pagination(query);
     const rows = await contributorRows(context.em, note.id, page.perPage, page.offset);

@@ -71,27 +71,39 @@ export async function notesWithTeams(em: EntityManager, ids: readonly number[]):
 }
 
 /**
- * One page of the note's contributors (its creator, then everyone who wrote a version of its pages, in the order of
- * their first contribution), each row with the list's total: one statement for the page and its count.
+ * The co-authors of the note's versions, of users that exist (no foreign key): `user_id`, and `sort_key`, the
+ * version's id and the co-author's place in it (after the version's author, who is at 0).
+ */
+const coAuthorRows = `co.user_id, array[v.id, co.place::int] as sort_key
+  from page_versions v cross join unnest(v.co_author_ids) with ordinality as co(user_id, place)
+  join users u on u.id = co.user_id where v.note_id = ? and v.co_author_ids <> '{}'`;
+
+/**
+ * One page of the note's contributors (its creator, then everyone who wrote a version of its pages or is named as a
+ * co-author of one, in the order of their first contribution), each row with the list's total: one statement for the
+ * page and its count.
  */
 export async function contributorRows(em: EntityManager, noteId: number, limit: number, offset: number): Promise<{ user_id: number; total: string }[]> {
   return em.execute<{ user_id: number; total: string }[]>(
     `select user_id, count(*) over () as total from (
          select user_id, min(sort_key) as first from (
-           select user_id, 0 as sort_key from notes where id = ?
+           select user_id, array[0, 0] as sort_key from notes where id = ?
            union all
-           select user_id, id as sort_key from page_versions where note_id = ?
+           select user_id, array[id, 0] as sort_key from page_versions where note_id = ?
+           union all
+           select ${coAuthorRows}
          ) contributions group by user_id
        ) firsts order by first, user_id limit ? offset ?`,
-    [noteId, noteId, limit, offset],
+    [noteId, noteId, noteId, limit, offset],
   );
 }
 
 /** How many contributors the note has: asked only for a page past the end, whose rows carry no total. */
 export async function contributorCount(em: EntityManager, noteId: number): Promise<number> {
   const [row] = await em.execute<{ n: string }[]>(
-    'select count(distinct user_id) as n from (select user_id from notes where id = ? union all select user_id from page_versions where note_id = ?) c',
-    [noteId, noteId],
+    `select count(distinct user_id) as n from (select user_id from notes where id = ? union all select user_id from page_versions where note_id = ?
+       union all select user_id from (select ${coAuthorRows}) co_authors) c`,
+    [noteId, noteId, noteId],
   );
   return Number(row!.n);
 }

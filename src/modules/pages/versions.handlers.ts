@@ -13,7 +13,8 @@ import { answerPage } from './pages.handlers.ts';
 import { loadPageView } from './pages.loader.ts';
 import { versionTextSizes } from './pages.repository.ts';
 import { restoreVersion } from './pages.service.ts';
-import { presentVersion } from './version.presenter.ts';
+import { presentVersion, type VersionRelations } from './version.presenter.ts';
+import { User } from '../users/user.entity.ts';
 import { withDiffs } from './version-diffs.ts';
 import { requestIndexes } from '../requests/requests.repository.ts';
 
@@ -24,6 +25,20 @@ async function presentedPage(context: HandlerContext, scope: PageScope) {
 /** The index of the request each merged version came from (one statement, only when one did). */
 async function mergedRequests(context: HandlerContext, versions: readonly PageVersion[]): Promise<Map<number, number>> {
   return requestIndexes(context.em, [...new Set(versions.flatMap((version) => (version.requestId == null ? [] : [version.requestId])))]);
+}
+
+/** The users the versions name as co-authors, by id (one statement for all, only when one names any). */
+async function coAuthors(context: HandlerContext, versions: readonly PageVersion[]): Promise<Map<number, User>> {
+  const ids = [...new Set(versions.flatMap((version) => version.coAuthorIds))];
+  if (ids.length === 0) return new Map();
+  const users = await context.em.find(User, { id: { $in: ids } });
+  return new Map(users.map((user) => [user.id, user]));
+}
+
+/** What presenting the versions reads beside them (version.presenter.ts), in at most two statements for any number. */
+async function relationsOf(context: HandlerContext, versions: readonly PageVersion[]): Promise<VersionRelations> {
+  const [requests, users] = await Promise.all([mergedRequests(context, versions), coAuthors(context, versions)]);
+  return { requests, coAuthors: users };
 }
 
 async function versionByIndex(context: HandlerContext, pageId: number, index: number): Promise<PageVersion> {
@@ -57,15 +72,15 @@ export const versionOperations = {
     );
     if (versions.length === 0) return answerWith([], { list });
     await withDiffs(context.em, scope.page.id, versions);
-    const [pageBody, requests] = await Promise.all([presentedPage(context, scope), mergedRequests(context, versions)]);
-    return answerWith(versions.map((version) => presentVersion(version, pageBody, context.urls, requests)), { list });
+    const [pageBody, relations] = await Promise.all([presentedPage(context, scope), relationsOf(context, versions)]);
+    return answerWith(versions.map((version) => presentVersion(version, pageBody, context.urls, relations)), { list });
   }),
 
   getPageVersion: defineOperation('getPageVersion', { scope: 'page', action: 'note.read' }, async ({ path }, scope, context) => {
     const version = await versionByIndex(context, scope.page.id, path.index);
     await withDiffs(context.em, scope.page.id, [version]);
-    const [pageBody, requests] = await Promise.all([presentedPage(context, scope), mergedRequests(context, [version])]);
-    return presentVersion(version, pageBody, context.urls, requests);
+    const [pageBody, relations] = await Promise.all([presentedPage(context, scope), relationsOf(context, [version])]);
+    return presentVersion(version, pageBody, context.urls, relations);
   }),
 
   /** From `a` to `b` (ids): `b` defaults to the newest version, `a` to the one before `b` (empty before the first). */

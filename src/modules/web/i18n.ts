@@ -78,6 +78,8 @@ const en = {
   fromRequest: (index: number) => `merged from request #${index}`,
   /** On what was made through an app (Via). */
   via: (app: string) => `via ${app}`,
+  /** Before the other authors of a version a live save wrote (PageVersion.co_authors). */
+  withCoAuthors: 'with',
   /** The live editor of the edit view (views/page-forms.ts, editor/editor.client.ts). */
   liveConnecting: 'Connecting to the live editor… Until it opens, the form below works as it always does.',
   liveSaved: 'Live: your changes are saved automatically.',
@@ -145,6 +147,7 @@ const ja: Strings = {
   mergedWith: (base: number) => `バージョン ${base} とマージ`,
   fromRequest: (index: number) => `リクエスト #${index} からマージ`,
   via: (app: string) => `${app} 経由`,
+  withCoAuthors: '共同編集:',
   liveConnecting: 'ライブエディターに接続しています… 開くまでは、下のフォームでいつもどおり編集できます。',
   liveSaved: 'ライブ編集中: 変更は自動で保存されます。',
   liveOffline: 'オフライン: 変更は保持され、接続が戻ると送信されます。',

@@ -19,9 +19,18 @@ function pageCrumbs(page: Page | PageSummary, last?: { label: string }, at?: str
   return [...noteCrumbs(page.note), ...ancestors, last ? { label: page.title, href: page.html_url } : { label: page.title }, ...(last ? [last] : [])];
 }
 
-/** A version's author: the user, or for an imported version whose author has no user here the name the export gave. */
-const versionAuthor = (version: { user: Parameters<typeof userLink>[0]; imported_author?: { username: string; name: string } | null }, view: View) =>
-  version.imported_author ? html`<span class="imported-author">${version.imported_author.name || version.imported_author.username} (${version.imported_author.username})</span>` : userLink(version.user, view.locale);
+/**
+ * A version's author: the user, or for an imported version whose author has no user here the name the export gave;
+ * then the others whose changes a live save holds (its co-authors).
+ */
+function versionAuthor(version: Pick<PageVersion, 'user' | 'imported_author' | 'co_authors'>, view: View): Renderable {
+  const author = version.imported_author
+    ? html`<span class="imported-author">${version.imported_author.name || version.imported_author.username} (${version.imported_author.username})</span>`
+    : userLink(version.user, view.locale);
+  if (version.co_authors.length === 0) return author;
+  const others = version.co_authors.map((user, at) => html`${at === 0 ? '' : ', '}${userLink(user, view.locale)}`);
+  return html`${author} <span class="co-authors">${view.locale.t.withCoAuthors} ${others}</span>`;
+}
 
 const historyUrl = (page: Page | PageSummary) => `${page.html_url}/histories`;
 
