@@ -163,7 +163,7 @@ export function pagesQuery(noteId: number, bounds: ExportBounds): KeysetQuery {
 }
 
 /** What the versions of live and deleted pages share, with their table's name. */
-const versionColumns = 'id, page_id, note_id, index, title, content, user_id, created_at, request_id, merged_from_base, via_app, imported_author';
+const versionColumns = 'id, page_id, note_id, index, title, content, user_id, created_at, request_id, merged_from_base, via_app, imported_author, co_author_ids';
 const allVersions = (noteId: number, bound: number) => ({
   sql: `(select ${versionColumns} from page_versions where note_id = ? and id <= ?
          union all select ${versionColumns} from deleted_page_versions where note_id = ? and id <= ?) v`,
@@ -171,9 +171,14 @@ const allVersions = (noteId: number, bound: number) => ({
 });
 
 export type VersionRow = {
-  page_id: number; version: number; title: string; author: { username: string; name: string }; created_at: string;
-  request: number | null; merged_from_base: number | null; via_app: string | null;
+  page_id: number; version: number; title: string; author: { username: string; name: string };
+  co_authors: { username: string; name: string }[]; created_at: string; request: number | null; merged_from_base: number | null;
+  via_app: string | null;
 };
+
+/** A version's co-authors (migration 0027) as users, in their order; a user id with no user is left out. */
+const coAuthorsJson = (row: string) => `(select coalesce(json_agg(${userJson('cu')} order by co.at), '[]'::json)
+  from unnest(${row}.co_author_ids) with ordinality as co(user_id, at) join users cu on cu.id = co.user_id)`;
 
 /** Every version's metadata (no content), by page then version. */
 export function versionsQuery(noteId: number, bounds: ExportBounds): KeysetQuery {
@@ -182,8 +187,8 @@ export function versionsQuery(noteId: number, bounds: ExportBounds): KeysetQuery
     from: `from ${versions.sql} join users u on u.id = v.user_id left join requests r on r.id = v.request_id where true`,
     params: versions.params,
     key: ['v.page_id', 'v.index'],
-    columns: `v.page_id, v.index as version, v.title, ${authorJson('v', 'u')} as author, ${iso('v.created_at')} as created_at,
-      r.index as request, v.merged_from_base, v.via_app`,
+    columns: `v.page_id, v.index as version, v.title, ${authorJson('v', 'u')} as author, ${coAuthorsJson('v')} as co_authors,
+      ${iso('v.created_at')} as created_at, r.index as request, v.merged_from_base, v.via_app`,
   };
 }
 

@@ -54,6 +54,7 @@ function version(row: VersionRow) {
     title: row.title,
     content_file: files.version(row.page_id, row.version),
     author: row.author,
+    co_authors: row.co_authors,
     created_at: row.created_at,
     request: row.request,
     merged_from_base: row.merged_from_base,

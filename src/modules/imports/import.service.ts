@@ -21,7 +21,7 @@ import { SNIFF_BYTES } from '../attachments/upload.ts';
 import { Attachment } from '../attachments/attachment.entity.ts';
 import type { Storage } from '../attachments/storage.ts';
 import { boundsFor, ExportArchive, ImportFailure } from './archive.ts';
-import { checkReferences, lastPlace, parseNoteJson, type ExportUser, type NoteExport } from './note-json.ts';
+import { checkReferences, lastPlace, parseNoteJson, type ExportUser, type ExportVersion, type NoteExport } from './note-json.ts';
 import { continueCounters, dropTriggeredPlaces, insertRows, linkParents, setCover, slugTaken, takeIds, usersByUsername } from './import.repository.ts';
 import { writeRequests } from './import-requests.ts';
 
@@ -117,7 +117,7 @@ async function authorsOf(em: EntityManager, data: NoteExport, importerId: number
   const names = new Set<string>();
   const add = (user: ExportUser | null) => user && names.add(user.username);
   add(data.note.author);
-  for (const page of data.pages) for (const version of page.versions) add(version.author);
+  for (const page of data.pages) for (const version of page.versions) [version.author, ...(version.co_authors ?? [])].forEach(add);
   for (const issue of data.issues) [issue.author, issue.assignee].forEach(add);
   for (const request of data.requests) [request.author, request.merged_by].forEach(add);
   for (const attachment of data.attachments) add(attachment.author);
@@ -251,8 +251,22 @@ async function writePages(
 const PLACE_COLUMNS = { note_id: 'int', page_id: 'int', parent_id: 'int', position: 'int', title: 'text', present: 'boolean', since: 'timestamptz' };
 const VERSION_COLUMNS = {
   id: 'int', page_id: 'int', note_id: 'int', index: 'int', title: 'text', content: 'text', user_id: 'int', created_at: 'timestamptz',
-  request_id: 'int', merged_from_base: 'int', via_app: 'text', imported_author: 'jsonb',
+  request_id: 'int', merged_from_base: 'int', via_app: 'text', imported_author: 'jsonb', co_author_ids: 'int[]',
 };
+
+/**
+ * A version's co-authors who have a user here, each once, in the file's order, never the version's author (those
+ * with no user here are left out, as an assignee or a mention is); none for an export made before co-authors.
+ */
+function coAuthorIds(authors: Authors, version: ExportVersion, author: ReturnType<Authors>): number[] {
+  const ids = new Set<number>();
+  for (const user of version.co_authors ?? []) {
+    const id = existingUser(authors, user.username);
+    // an author with no user here has the importer's id, whom the author is not: the importer may be a co-author
+    if (id !== undefined && !(author.imported_author === null && id === author.user_id)) ids.add(id);
+  }
+  return [...ids];
+}
 
 type Context = {
   noteId: number;
@@ -286,6 +300,7 @@ async function writeVersions(tx: EntityManager, archive: ExportArchive, data: No
         content: await archive.text(version.content_file, context.options.limits.pageContentBytes), user_id: author.user_id,
         created_at: version.created_at, request_id: version.request === null ? null : context.requestIds.get(version.request),
         merged_from_base: version.merged_from_base, via_app: version.via_app, imported_author: author.imported_author,
+        co_author_ids: coAuthorIds(context.authors, version, author),
       });
     }
     await insertRows(tx, 'page_versions', VERSION_COLUMNS, live);

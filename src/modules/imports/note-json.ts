@@ -11,8 +11,10 @@ import { ImportFailure } from './archive.ts';
 export type ExportUser = { username: string; name: string };
 export type ExportComment = { body: string; author: ExportUser; mentions: string[]; created_at: string; updated_at: string; via_app: string | null };
 export type ExportVersion = {
-  version: number; title: string; content_file: string; author: ExportUser; created_at: string;
-  request: number | null; merged_from_base: number | null; via_app: string | null;
+  version: number; title: string; content_file: string; author: ExportUser;
+  /** Absent in exports made before co-authors (migration 0027). */
+  co_authors?: ExportUser[];
+  created_at: string; request: number | null; merged_from_base: number | null; via_app: string | null;
 };
 export type ExportPlace = { since: string; parent: number | null; position: number; title: string; present: boolean };
 export type ExportPage = {
