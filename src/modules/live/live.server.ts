@@ -241,10 +241,16 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
       if (!readable(update)) throw refused(CLOSE.malformed, 'a message whose update Yjs cannot read');
     },
 
-    async onChange({ documentName, context, transactionOrigin }) {
+    async onChange({ documentName, document, context, transactionOrigin }) {
       const state = states.get(documentName);
       const origin = transactionOrigin as { source?: string } | undefined;
-      if (!state || origin?.source !== 'connection' || !context?.writable) return;
+      if (!state) return;
+      // typing on another process reaches the owner through Redis, where Hocuspocus schedules no save: the owner does
+      if (origin?.source === 'redis' && state.owner) {
+        void hocuspocus.storeDocumentHooks(document, { instance: hocuspocus, clientsCount: document.getConnectionsCount(), document, lastContext: {}, lastTransactionOrigin: transactionOrigin, documentName } as never);
+        return;
+      }
+      if (origin?.source !== 'connection' || !context?.writable) return;
       coordination.noteAuthor(documentName, context.caller);
     },
 
