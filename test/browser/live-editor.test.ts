@@ -26,6 +26,9 @@ const THIRD = 'Meet the team.';
 const BY_A = ' Typed by Mona.';
 const BY_B = ' Typed by Milo.';
 const BY_API = 'Meet the whole team, written through the API.';
+// both in the third paragraph at once: Mona at its start, Milo at its end
+const START_A = 'Mona first: ';
+const END_B = ' Milo last.';
 
 let app: TestApp;
 let browser: Browser;
@@ -75,12 +78,26 @@ async function editorReady(page: Page): Promise<void> {
   expect(await page.locator('details.live-html > summary').innerText()).toBe('Edit the HTML (and the title) instead');
 }
 
-const editorText = (page: Page) => page.locator('#live-editor .ProseMirror').innerText();
+/** The editor's text as a reader sees it, without the other people's named cursors (which sit inside the text). */
+const editorText = (page: Page) => page.locator('#live-editor .ProseMirror').evaluate((element) => {
+  const copy = element.cloneNode(true) as HTMLElement;
+  for (const caret of copy.querySelectorAll('.collaboration-carets__caret')) caret.remove();
+  document.body.append(copy);
+  const text = copy.innerText;
+  copy.remove();
+  return text;
+});
 
 /** Types `text` at the end of the editor's paragraph `index` (0 is the first), key by key. */
 async function typeAtEnd(page: Page, index: number, text: string): Promise<void> {
   await page.locator('#live-editor .ProseMirror p').nth(index).click();
   await page.keyboard.press('End');
+  await page.keyboard.type(text, { delay: 15 });
+}
+
+async function typeAtStart(page: Page, index: number, text: string): Promise<void> {
+  await page.locator('#live-editor .ProseMirror p').nth(index).click();
+  await page.keyboard.press('Home');
   await page.keyboard.type(text, { delay: 15 });
 }
 
@@ -158,18 +175,25 @@ describe('the live editor in the browser', () => {
 
     await mona.screenshot({ path: path.join(artifacts, `${database}-live-editor.png`), fullPage: true });
 
-    // both at once, in different paragraphs; each sees the other's text
-    await Promise.all([typeAtEnd(mona, 0, BY_A), typeAtEnd(milo, 1, BY_B)]);
+    // both at once, in different paragraphs and then in the same one; each sees the other's text
+    await Promise.all([
+      typeAtEnd(mona, 0, BY_A).then(() => typeAtStart(mona, 2, START_A)),
+      typeAtEnd(milo, 1, BY_B).then(() => typeAtEnd(milo, 2, END_B)),
+    ]);
     for (const page of [mona, milo]) {
       await expect.poll(() => editorText(page), { timeout: 5_000 }).toContain(`${FIRST}${BY_A}`);
       await expect.poll(() => editorText(page), { timeout: 5_000 }).toContain(`${SECOND}${BY_B}`);
+      await expect.poll(() => editorText(page), { timeout: 5_000 }).toContain(`${START_A}${THIRD}${END_B}`);
     }
 
-    // the pause after typing (2 s) saves a version holding both
+    // the pause after typing (2 s) saves a version holding both, named for both
     await expect.poll(async () => (await api()).body.content as string, { timeout: 10_000, interval: 250 })
-      .toBe(`<p>${FIRST}${BY_A}</p><p>${SECOND}${BY_B}</p><p>${THIRD}</p>`);
+      .toBe(`<p>${FIRST}${BY_A}</p><p>${SECOND}${BY_B}</p><p>${START_A}${THIRD}${END_B}</p>`);
     const saved = (await api()).body as { content: string; version: number };
     expect(saved.version).toBeGreaterThan(1);
+    const history = (await api('/histories')).body as { index: number; user: { username: string }; co_authors: { username: string }[] }[];
+    const newest = history.find((version) => version.index === saved.version)!;
+    expect([newest.user.username, ...newest.co_authors.map((user) => user.username)].sort()).toEqual(['lmilo', 'lmona']);
 
     // a write through the API over the version the editors stand on: merged into both open editors
     const put = await cast.manager.client.put(`/api/v1${notePath}/${pageId}`, { json: { page: { content: saved.content.replace(THIRD, BY_API), base_version: saved.version } } });
@@ -184,7 +208,7 @@ describe('the live editor in the browser', () => {
     }
     // nothing the editors did since is saved over it
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    expect((await api()).body).toMatchObject({ content: `<p>${FIRST}${BY_A}</p><p>${SECOND}${BY_B}</p><p>${BY_API}</p>`, version: saved.version + 1 });
+    expect((await api()).body).toMatchObject({ content: `<p>${FIRST}${BY_A}</p><p>${SECOND}${BY_B}</p><p>${START_A}${BY_API}${END_B}</p>`, version: saved.version + 1 });
 
     await milo.screenshot({ path: path.join(artifacts, `${database}-live-editor-merged.png`), fullPage: true });
     expect(violations).toEqual([]);
@@ -219,12 +243,30 @@ describe('the live editor in the browser', () => {
     await expect.poll(async () => (await stored(pagePath)).content, { timeout: 10_000, interval: 250 }).toBe('<p>Lone first. Typed alone offline.</p><p>Lone second. And after.</p>');
   }, 90_000);
 
-  it('offline alone while the page changed elsewhere: the editor shows the page now, and the typed text goes to the form, whose save merges it', async () => {
+  it('offline alone while the page changed elsewhere: back online, the typing and the change are merged in the editor and saved', async () => {
+    const { path: pagePath, name } = await freshPage('<p>Uno.</p><p>Dos.</p><p>Tres.</p>');
+    const milo = await cuttable('lmilo', 'a member password', pagePath);
+    await editorReady(milo.page);
+    await milo.offline();
+    await expect.poll(() => app.live()!.hocuspocus.documents.has(name), { timeout: 5_000 }).toBe(false);
+    await typeAtEnd(milo.page, 0, ' Offline words.');
+    const now = await stored(pagePath);
+    const put = await cast.manager.client.put(`/api/v1${pagePath}`, { json: { page: { content: now.content.replace('Tres.', 'Tres, from the API.'), base_version: now.version } } });
+    expect(put.status, put.text).toBe(200);
+    // the server builds the document from the state it kept, so this browser's copy meets the Yjs items it knew
+    await milo.online();
+    await expect.poll(() => editorText(milo.page), { timeout: 15_000, interval: 250 }).toBe('Uno. Offline words.\n\nDos.\n\nTres, from the API.');
+    await expect.poll(async () => (await stored(pagePath)).content, { timeout: 10_000, interval: 250 }).toBe('<p>Uno. Offline words.</p><p>Dos.</p><p>Tres, from the API.</p>');
+  }, 90_000);
+
+  it('offline alone while the page changed elsewhere and the server lost the document\'s state: the typed text goes to the form, whose save merges it', async () => {
     const { path: pagePath, name } = await freshPage('<p>One.</p><p>Two.</p><p>Three.</p><p>Four.</p>');
     const milo = await cuttable('lmilo', 'a member password', pagePath);
     await editorReady(milo.page);
     await milo.offline();
     await expect.poll(() => app.live()!.hocuspocus.documents.has(name), { timeout: 5_000 }).toBe(false);
+    // the kept Yjs state gone (too large to keep, or deleted by an operator): the next document is built from the HTML
+    await app.em().execute('delete from live_documents where page_id = ?', [Number(name.split('/')[2])]);
     await typeAtEnd(milo.page, 0, ' Offline words.');
     const now = await stored(pagePath);
     const put = await cast.manager.client.put(`/api/v1${pagePath}`, { json: { page: { content: now.content.replace('Four.', 'Four, from the API.'), base_version: now.version } } });
