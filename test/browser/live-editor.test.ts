@@ -280,6 +280,31 @@ describe('the live editor in the browser', () => {
     expect((await stored(pagePath)).content).toBe('<p>One. Offline words.</p><p>Two.</p><p>Three.</p><p>Four, from the API.</p>');
   }, 90_000);
 
+  it('pasted HTML: its script, event handlers and javascript: links never reach a version; its text and safe links do', async () => {
+    const { path: pagePath } = await freshPage('<p>Paste below.</p>');
+    const context = await browser.newContext();
+    contexts.push(context);
+    const mona = await signIn(context, `${app.baseUrl}${pagePath}/edit`, 'lmona', 'a manager password');
+    await editorReady(mona);
+    await mona.locator('#live-editor .ProseMirror p').first().click();
+    await mona.keyboard.press('End');
+    // a paste as the clipboard would deliver it from another site's page
+    await mona.locator('#live-editor .ProseMirror').evaluate((element) => {
+      const data = new DataTransfer();
+      data.setData('text/html', '<p>Pasted <a href="javascript:alert(1)" onclick="alert(2)">bad link</a> and <a href="https://example.com/ok">good link</a>'
+        + '<img src="x" onerror="alert(3)"><script>alert(4)</script><span onmouseover="alert(5)">hover</span></p>');
+      data.setData('text/plain', 'Pasted bad link and good link hover');
+      element.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    await expect.poll(async () => (await stored(pagePath)).content, { timeout: 10_000, interval: 250 }).toContain('good link');
+    const saved = (await stored(pagePath)).content;
+    expect(saved).toMatch(/<a [^>]*href="https:\/\/example.com\/ok"[^>]*>good link<\/a>/);
+    expect(saved).toContain('bad link');
+    expect(saved).toContain('hover');
+    expect(saved).not.toMatch(/javascript:|onclick|onerror|onmouseover|<script|alert\(/);
+    expect(violations).toEqual([]);
+  }, 60_000);
+
   it('refused for good (the page deleted meanwhile): the editor stops taking typing and says why', async () => {
     const note = await makeNote(app, cast.team, cast.manager.user, { title: 'Drafts', slug: 'drafts' });
     const draft = await makePage(app, note, cast.manager, { title: 'Soon gone', content: '<p>Gone soon.</p>' });
