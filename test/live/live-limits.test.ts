@@ -26,7 +26,7 @@ beforeAll(async () => {
     LIVE_CONNECTIONS_PER_USER: '3',
     LIVE_CONNECTIONS_PER_PAGE: '3',
     LIVE_RECHECK_MS: '300',
-    LIVE_SAVE_PAUSE_MS: '200',
+    LIVE_SAVE_PAUSE_MS: '400',
     LIVE_SAVE_MAX_MS: '1000',
   });
   cast = await makeScenario(app, { notes: { open: {}, secret: { isPrivate: true } } });
@@ -77,18 +77,22 @@ describe('live editing: limits', () => {
     const fourth = await openPage('<p>the fourth</p>');
     await expect(live(fourth.name, { token: cast.reader.token }).ready).rejects.toThrow('too many live connections: at most 3 per user');
     held[0]!.close();
+    let again: LiveClient | undefined;
     await expect.poll(async () => {
-      const again = live(fourth.name, { token: cast.reader.token });
+      again?.close();
+      again = live(fourth.name, { token: cast.reader.token });
       return again.ready.then(() => 'admitted', (error: Error) => error.message);
     }, { timeout: 5_000 }).toBe('admitted');
-    for (const client of held) client.close();
+    for (const client of [...held, again!]) client.close();
   });
 
   it('a page has at most LIVE_CONNECTIONS_PER_PAGE connections', async () => {
     const { name } = await openPage('<p>crowded</p>');
     const three = [cast.manager, cast.member, cast.outsider].map((actor) => live(name, { token: actor.token }));
     await Promise.all(three.map((client) => client.ready));
-    await expect(live(name, { token: cast.reader.token }).ready).rejects.toThrow('too many live connections to this page: at most 3');
+    // a fourth person, with no connection of their own yet
+    const fourth = await makeUser(app);
+    await expect(live(name, { token: fourth.token }).ready).rejects.toThrow('too many live connections to this page: at most 3');
     for (const client of three) client.close();
   });
 
@@ -113,10 +117,10 @@ describe('live editing: limits', () => {
     writer.write('<p>growing, saved</p>');
     expect((await storedAt(path, 2)).content).toBe('<p>growing, saved</p>');
     let text = '<p>growing, saved</p>';
+    // six updates in a row, each under the limit, together past it (sent before a pause could save half of them)
     for (let step = 0; step < 6; step += 1) {
       text += `<p>${'y'.repeat(900)}</p>`;
       writer.write(text);
-      await pause(20);
     }
     const closed = await writer.closed;
     expect(closed.code).toBe(4413);

@@ -35,6 +35,9 @@ import { localCoordination, redisCoordination } from './coordination.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { mergeLive, STORED_ORIGIN } from './sync.ts';
 
+/** Hocuspocus's heartbeat: a connection that answers nothing for this long is closed (its default). */
+const HEARTBEAT_TIMEOUT_MS = 30_000;
+
 /** A document's kept Yjs state may be at most this many times the page content limit. */
 const KEPT_STATE_FACTOR = 8;
 
@@ -178,7 +181,8 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
     quiet: true,
     debounce: settings.savePauseMs,
     maxDebounce: settings.saveMaxMs,
-    timeout: settings.recheckMs * 6,
+    // a socket silent this long (no pong) is closed: not tied to the recheck, which tests and operators set low
+    timeout: HEARTBEAT_TIMEOUT_MS,
     unloadImmediately: true,
 
     async onAuthenticate(data) {
