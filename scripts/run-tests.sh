@@ -13,6 +13,9 @@
 # the static checks); the exit status is non-zero if anything failed or a pass
 # could not run. Without PostgreSQL the postgres pass is skipped with a NOTICE,
 # unless CI is set (non-empty), where that is an error.
+# The postgres pass also gets a throw-away Redis (scripts/lib/redis.sh, TEST_REDIS_URL=redis://127.0.0.1:PORT) for
+# the test of two processes sharing live documents (test/browser/live-two-processes.test.ts); without one that test
+# is skipped with a NOTICE, and with CI set that is an error too.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -57,6 +60,8 @@ WORK_DIR=""
 source "$ROOT/scripts/lib/postgres.sh"
 # ensure_chromium: Debian's Chromium for the browser test (test/browser/)
 source "$ROOT/scripts/lib/chromium.sh"
+# ensure_redis, start_redis, stop_redis, redis_cleanup: Redis for the postgres pass (REDIS_SERVER, REDIS_URL_STARTED, ...)
+source "$ROOT/scripts/lib/redis.sh"
 CHILD_PID=""
 
 # run_child CMD...: runs CMD and returns its status. It runs in the background and is
@@ -85,6 +90,7 @@ stop_child() {
 cleanup() {
   set +e
   stop_child
+  redis_cleanup
   stop_pg
   if [[ $POLICY_RC_CREATED -eq 1 ]]; then
     rm -f /usr/sbin/policy-rc.d
@@ -147,7 +153,7 @@ run_vitest() {
   local rc=0 counts passed failed skipped total file_errors
   rm -f "$json"
   log "pass '$name': vitest run ${VITEST_ARGS[*]}"
-  run_child env -u TEST_DATABASE -u TEST_DATABASE_URL "$@" \
+  run_child env -u TEST_DATABASE -u TEST_DATABASE_URL -u TEST_REDIS_URL "$@" \
     "$NODE" node_modules/.bin/vitest run \
       --reporter=default --reporter=json --outputFile.json="$json" \
       "${VITEST_ARGS[@]}" || rc=$?
@@ -240,8 +246,35 @@ elif ! start_pg; then
   stop_pg
 else
   log "PostgreSQL $("$PG_BINDIR/postgres" --version | awk '{print $3}') ready on 127.0.0.1:$PG_PORT"
+  # Redis for this pass only (PGlite belongs to one process): several server processes share live documents through it
+  ensure_redis
+  if [[ -n $REDIS_SERVER ]] && start_redis; then
+    log "Redis $("$REDIS_SERVER" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') ready on 127.0.0.1:$REDIS_PORT"
+  else
+    stop_redis
+    if [[ -n ${CI:-} ]]; then
+      log "ERROR: no Redis (redis-server not found and not installed, or it did not start); CI=$CI requires it"
+      TOTAL_FAILED=$((TOTAL_FAILED + 1))
+      SUMMARY+=("redis    : NOT AVAILABLE (required when CI is set: test/browser/live-two-processes.test.ts skipped)")
+    else
+      cat <<EOF
+
+########################################################################
+##  NOTICE: NO REDIS: LIVE DOCUMENTS ACROSS PROCESSES ARE NOT TESTED
+##  redis-server was not found and could not be installed (needs root
+##  and apt-get: apt-get install redis-server), or it did not start.
+##  test/browser/live-two-processes.test.ts is skipped in the postgres
+##  pass. With CI set this fails.
+########################################################################
+
+EOF
+      SUMMARY+=("redis    : NOT AVAILABLE (test/browser/live-two-processes.test.ts skipped in the postgres pass)")
+    fi
+  fi
   run_vitest postgres TEST_DATABASE=postgres \
-    "TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:$PG_PORT/postgres"
+    "TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:$PG_PORT/postgres" \
+    ${REDIS_URL_STARTED:+"TEST_REDIS_URL=$REDIS_URL_STARTED"}
+  stop_redis
   stop_pg
 fi
 
