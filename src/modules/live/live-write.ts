@@ -18,7 +18,7 @@ import { operations } from '../../http/operations.ts';
  * (their user ids, in the order they typed): the version names them beside the caller, who typed last (the author
  * among them is left out, and each is named once: versions.writer.ts, coAuthorsOf).
  */
-export type LiveSave = { team: string; note: string; pageId: number; content: string; baseVersion: number; coAuthorIds?: readonly number[] };
+export type LiveSave = { team: string; note: string; pageId: number; content: string; baseVersion: number; coAuthorIds: readonly number[] };
 
 /** The page as the write left it: its version and content (merged with whatever was written since the base). */
 export type Saved = { version: number; content: string };
@@ -26,7 +26,7 @@ export type Saved = { version: number; content: string };
 export async function saveLive(services: AppServices, orm: MikroORM, logger: Logger, caller: Caller, save: LiveSave): Promise<Saved> {
   const apiPath = `/api/v1/${encodeURIComponent(save.team)}/${encodeURIComponent(save.note)}/${save.pageId}`;
   // the version's co-authors ride on the caller, where the operation's author is taken from (access/caller.ts)
-  const writer: Caller = save.coAuthorIds?.length ? { ...caller, coAuthorIds: save.coAuthorIds } : caller;
+  const writer: Caller = save.coAuthorIds.length ? { ...caller, coAuthorIds: save.coAuthorIds } : caller;
   const req = { caller: writer, em: orm.em.fork(), log: logger, method: 'PUT', url: apiPath, headers: {}, get: () => undefined } as unknown as Request;
   const res = Object.assign(new EventEmitter(), { locals: {}, closed: false, destroyed: false, req }) as unknown as Response;
   try {
