@@ -74,9 +74,13 @@ const TAKE = `local taken = redis.call('zrange', KEYS[1], 0, -1) redis.call('del
 export async function redisCoordination(url: string, recheckMs: number, callersOf: CallersOf, logger: Logger): Promise<Coordination> {
   const [{ Redis: SharedDocuments }, { Redis: IORedis }] = await Promise.all([import('@hocuspocus/extension-redis'), import('ioredis')]);
   const identifier = `notes-${randomUUID()}`;
-  const redis = new IORedis(url, { maxRetriesPerRequest: 2 });
-  redis.on('error', (error: Error) => logger.warn({ error: error.message }, 'Redis (live documents) failed'));
+  const client = () => {
+    const made = new IORedis(url, { maxRetriesPerRequest: 2 });
+    made.on('error', (error: Error) => logger.warn({ error: error.message }, 'Redis (live documents) failed'));
+    return made;
+  };
   const lease = String(OWNER_LEASE_FACTOR * recheckMs);
+  const redis = client();
   /** What this process believes it owns: kept through a Redis failure, so a document is not left without an owner. */
   const owned = new Set<string>();
   /** Callers of this process's connections, by user: a save for them keeps their token's app. */
@@ -88,8 +92,28 @@ export async function redisCoordination(url: string, recheckMs: number, callersO
   class WithoutStoreLock extends SharedDocuments {
     override async onStoreDocument(): Promise<void> {}
     override async afterStoreDocument(): Promise<void> {}
+
+    /**
+     * The extension answers a peer's message with a publish from a listener whose promise nobody awaits: a message
+     * arriving while the connections close (at shutdown) rejected unhandled and ended the process. The listener is
+     * wrapped to log instead, and what listens stops before what publishes.
+     */
+    constructor(configuration: ConstructorParameters<typeof SharedDocuments>[0]) {
+      super(configuration);
+      const self = this as unknown as { handleIncomingMessage: (channel: Buffer, data: Buffer) => Promise<void> };
+      const handle = self.handleIncomingMessage;
+      this.sub.off('messageBuffer', handle);
+      this.sub.on('messageBuffer', (channel: Buffer, data: Buffer) => {
+        handle(channel, data).catch((error: Error) => logger.warn({ error: error.message }, 'a live update from another process could not be handled'));
+      });
+    }
+
+    override async onDestroy(): Promise<void> {
+      this.sub.disconnect(false);
+      await super.onDestroy();
+    }
   }
-  const extension = new WithoutStoreLock({ createClient: () => new IORedis(url), prefix: 'notes-live', identifier });
+  const extension = new WithoutStoreLock({ createClient: client, prefix: 'notes-live', identifier });
 
   const key = (kind: 'owner' | 'authors', documentName: string) => `notes-live:${kind}:${documentName}`;
 
