@@ -214,14 +214,15 @@ describe('the live editor in the browser', () => {
     expect(violations).toEqual([]);
   }, 120_000);
 
-  it('offline while others are on the page: what is typed is kept and sent when the connection is back', async () => {
+  it('offline for ten seconds while others are on the page: what is typed is kept and sent when the connection is back', async () => {
     // mona and milo of the first test still have the page open: the server keeps its document meanwhile
     const milo = await cuttable('lmilo', 'a member password', `${notePath}/${pageId}`);
     await editorReady(milo.page);
     const before = (await api()).body as { content: string; version: number };
     await milo.offline();
     await typeAtEnd(milo.page, 1, ' Written offline.');
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // ten seconds offline: past the pause and the longest wait between saves, nothing of it reached the server
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
     expect((await api()).body.version).toBe(before.version);
     await milo.online();
     await expect.poll(async () => (await api()).body.content as string, { timeout: 10_000, interval: 250 })
