@@ -7,7 +7,9 @@
 // <div>, <thead>/<tbody>/<tfoot>, <colgroup>), text directly in a list item, quote or cell versus the same text in a
 // paragraph there, empty paragraphs, and attributes the sanitizer or the page view do not keep. Everything else
 // counts: text, marks (including <ins>, which the editor has no mark for), links and their targets, images and
-// their text, the block structure, and the exact text of a <pre>.
+// their text and the link they sit in, the block structure, and the exact text of a <pre> with any mark, link or
+// image inside it (the editor's code block holds plain text only: <code> there is its own spelling, a <br> a line
+// break).
 const MARKS: Record<string, string> = { strong: 'strong', b: 'strong', em: 'em', i: 'em', u: 'u', s: 's', del: 's', strike: 's', code: 'code', ins: 'ins', sub: 'sub', sup: 'sup', a: 'a' };
 const TEXT_BLOCKS = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 const CONTAINERS = new Set(['blockquote', 'ul', 'ol', 'li', 'table', 'tr', 'td', 'th']);
@@ -15,6 +17,12 @@ const TRANSPARENT_BLOCKS = new Set(['div', 'thead', 'tbody', 'tfoot']);
 const DROPPED = new Set(['colgroup', 'col', 'script', 'style']);
 
 type Run = { text: string; marks: string } | { leaf: string };
+
+/** The link among `marks`, as `@a(...)` (an image in a link is a link: the editor must keep it), or ''. */
+function linkOf(marks: readonly string[]): string {
+  const link = marks.findLast((mark) => mark.startsWith('a('));
+  return link === undefined ? '' : `@${link}`;
+}
 
 type DomNode = { nodeType: number; nodeName: string; textContent: string | null; childNodes: ArrayLike<DomNode>; getAttribute?(name: string): string | null };
 
@@ -47,7 +55,7 @@ function collectRuns(node: DomNode, marks: readonly string[], into: Run[]): void
     const tag = tagOf(child);
     if (DROPPED.has(tag)) continue;
     if (tag === 'br') into.push({ leaf: 'br' });
-    else if (tag === 'img') into.push({ leaf: `img(${attr(child, 'src')}|${attr(child, 'alt')}|${attr(child, 'title')})` });
+    else if (tag === 'img') into.push({ leaf: `img(${attr(child, 'src')}|${attr(child, 'alt')}|${attr(child, 'title')})${linkOf(marks)}` });
     else {
       const mark = markOf(child);
       if (mark === undefined && tag !== 'span' && tag !== 'a' && !TRANSPARENT_BLOCKS.has(tag)) into.push({ leaf: `<${tag}>` });
@@ -85,6 +93,45 @@ function inlineMeaning(runs: readonly Run[]): string {
   return pieces.map((piece) => (piece.marks === '' ? piece.text : `[${piece.marks}]${piece.text}`)).join('');
 }
 
+/**
+ * A <pre>'s exact text; where anything in it is more than text (a mark, a link, an image, a block), each stretch of
+ * it with its marks, so that a code block, which holds text only, is not taken to keep it.
+ */
+function preMeaning(pre: DomNode): string {
+  const pieces: Run[] = [];
+  const addText = (text: string, marks: readonly string[]) => {
+    const joined = [...new Set(marks)].sort().join(',');
+    const last = pieces[pieces.length - 1];
+    if (last && 'text' in last && last.marks === joined) last.text += text;
+    else pieces.push({ text, marks: joined });
+  };
+  const walk = (node: DomNode, marks: readonly string[]) => {
+    for (const child of Array.from(node.childNodes)) {
+      if (child.nodeType === TEXT) {
+        if (child.textContent) addText(child.textContent, marks);
+        continue;
+      }
+      if (child.nodeType !== ELEMENT) continue;
+      const tag = tagOf(child);
+      if (DROPPED.has(tag)) continue;
+      if (tag === 'br') addText('\n', marks);
+      else if (tag === 'img') pieces.push({ leaf: `img(${attr(child, 'src')}|${attr(child, 'alt')}|${attr(child, 'title')})${linkOf(marks)}` });
+      // the editor's own spelling of a code block is <pre><code>
+      else if (tag === 'code' || tag === 'span') walk(child, marks);
+      else {
+        const mark = markOf(child);
+        if (mark === undefined && tag !== 'a') pieces.push({ leaf: `<${tag}>` });
+        walk(child, mark === undefined ? marks : [...marks, mark]);
+      }
+    }
+  };
+  walk(pre, []);
+  const only = pieces[0];
+  if (only === undefined) return JSON.stringify('');
+  if (pieces.length === 1 && 'text' in only && only.marks === '') return JSON.stringify(only.text);
+  return pieces.map((piece) => ('leaf' in piece ? `{${piece.leaf}}` : `${piece.marks === '' ? '' : `[${piece.marks}]`}${JSON.stringify(piece.text)}`)).join('');
+}
+
 /** The blocks of a container's children: inline content between blocks is one implicit paragraph. */
 function blocksOf(node: DomNode, out: string[]): void {
   let runs: Run[] = [];
@@ -112,7 +159,7 @@ function blocksOf(node: DomNode, out: string[]): void {
       if (text !== '' || tag !== 'p') out.push(`<${tag}>${text}</${tag}>`);
     } else if (tag === 'pre') {
       flush();
-      out.push(`<pre>${JSON.stringify(child.textContent ?? '')}</pre>`);
+      out.push(`<pre>${preMeaning(child)}</pre>`);
     } else if (tag === 'hr') {
       flush();
       out.push('<hr>');
