@@ -2,14 +2,19 @@
 # Runs the whole test suite (`make test`, `.ci/run`):
 #   1. static checks (typecheck, lint, the contract against the released document), each counted as one test;
 #   2. pass "pglite":   vitest with TEST_DATABASE=pglite (in-memory PGlite per test file);
-#   3. pass "postgres": vitest with TEST_DATABASE=postgres and
+#      Each of its test apps writes the page contents its database stored into a corpus (LIVE_CORPUS_DIR,
+#      test/support/live-corpus.ts);
+#   3. pass "corpus":   test/live/round-trip.corpus.test.ts alone (LIVE_CORPUS_FROM), the live editor's schema
+#      over that corpus: every content round-trips or opens in the HTML text area with a reason. An empty corpus
+#      fails, unless the arguments chose files that store no page (then the pass is one skipped test);
+#   4. pass "postgres": vitest with TEST_DATABASE=postgres and
 #      TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:PORT/postgres, against a
 #      throw-away PostgreSQL 15 server started here and always stopped and deleted.
-# Extra arguments are passed to vitest in both passes (e.g. a file filter).
+# Extra arguments are passed to vitest in the pglite and postgres passes (e.g. a file filter), not to the corpus's.
 # `--fast` first (`make test-fast`, the loop while editing): the typecheck, then the PGlite pass without the heavy
-# files (fuzzing, crash, answer size, the browser, several processes, memory, code samples); no lint, no PostgreSQL
-# pass. It is not the whole truth: `make test` is, and CI runs that.
-# The last line printed is always `N passed, N failed, N skipped` (both passes and
+# files (fuzzing, crash, answer size, the browser, several processes, memory, code samples) and the corpus pass over
+# what it stored; no lint, no PostgreSQL pass. It is not the whole truth: `make test` is, and CI runs that.
+# The last line printed is always `N passed, N failed, N skipped` (every pass and
 # the static checks); the exit status is non-zero if anything failed or a pass
 # could not run. Without PostgreSQL the postgres pass is skipped with a NOTICE,
 # unless CI is set (non-empty), where that is an error.
@@ -35,6 +40,7 @@ if [[ ${1:-} == --fast ]]; then
   STATIC_CHECKS=("typecheck|npm run -s typecheck")
 fi
 VITEST_ARGS=("$@")
+FILTERED=$#   # arguments given: the passes may run only some files
 # the files `--fast` leaves out: each starts servers as processes, fuzzes for a while, drives a browser, runs
 # every code sample of the API reference with curl and node (about a minute), or loads one server for minutes (the
 # soak, SOAK_SECONDS)
@@ -146,17 +152,21 @@ done
 [[ $FAST -eq 1 ]] || ensure_chromium
 PGLITE_TOTAL=0
 
-# run_vitest NAME [VAR=value...]: one vitest run with that environment; adds its counts.
+# run_vitest NAME [VAR=value...] [-- VITEST_ARG...]: one vitest run with that environment; adds its counts. The
+# vitest arguments are the script's own (VITEST_ARGS) unless given after `--`.
 run_vitest() {
   local name=$1; shift
   local json="$WORK_DIR/$name.json"
   local rc=0 counts passed failed skipped total file_errors
+  local vars=() args=("${VITEST_ARGS[@]}")
+  while [[ $# -gt 0 && $1 != -- ]]; do vars+=("$1"); shift; done
+  if [[ ${1:-} == -- ]]; then shift; args=("$@"); fi
   rm -f "$json"
-  log "pass '$name': vitest run ${VITEST_ARGS[*]}"
-  run_child env -u TEST_DATABASE -u TEST_DATABASE_URL -u TEST_REDIS_URL "$@" \
+  log "pass '$name': vitest run ${args[*]}"
+  run_child env -u TEST_DATABASE -u TEST_DATABASE_URL -u LIVE_CORPUS_DIR -u LIVE_CORPUS_FROM -u TEST_REDIS_URL "${vars[@]}" \
     "$NODE" node_modules/.bin/vitest run \
       --reporter=default --reporter=json --outputFile.json="$json" \
-      "${VITEST_ARGS[@]}" || rc=$?
+      "${args[@]}" || rc=$?
   if [[ ! -s $json ]]; then
     TOTAL_FAILED=$((TOTAL_FAILED + 1))
     SUMMARY+=("$(printf '%-8s' "$name") : COULD NOT RUN (vitest exited $rc without a JSON report)")
@@ -205,13 +215,24 @@ run_vitest() {
   fi
 }
 
-# Pass 1: PGlite
-run_vitest pglite TEST_DATABASE=pglite
+# Pass 1: PGlite, writing the live editor's corpus
+CORPUS_DIR="$WORK_DIR/live-corpus"
+mkdir -p "$CORPUS_DIR"
+run_vitest pglite TEST_DATABASE=pglite "LIVE_CORPUS_DIR=$CORPUS_DIR"
 
-# Pass 2: PostgreSQL (not with --fast)
+# Pass 2: the live editor over the corpus (vitest.config.ts takes only *.corpus.test.ts when LIVE_CORPUS_FROM is set)
+if [[ $FILTERED -gt 0 ]] && ! compgen -G "$CORPUS_DIR/*.jsonl" >/dev/null; then
+  log "pass 'corpus': skipped, the files chosen stored no page content"
+  TOTAL_SKIPPED=$((TOTAL_SKIPPED + 1))
+  SUMMARY+=("corpus   : SKIPPED (the files chosen stored no page content for the live editor's corpus; counted as 1 skipped)")
+else
+  run_vitest corpus TEST_DATABASE=pglite "LIVE_CORPUS_FROM=$CORPUS_DIR" --
+fi
+
+# Pass 3: PostgreSQL (not with --fast)
 if [[ $FAST -eq 1 ]]; then
   echo
-  echo "==== test summary (make test-fast: typecheck and the PGlite pass without the heavy files; make test runs all) ===="
+  echo "==== test summary (make test-fast: typecheck, the PGlite pass without the heavy files and its corpus; make test runs all) ===="
   printf '%s\n' "${SUMMARY[@]}"
   echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed, $TOTAL_SKIPPED skipped"
   [[ $TOTAL_FAILED -eq 0 ]]

@@ -16,6 +16,7 @@ import { createLogger } from '../../src/http/logger.ts';
 import { openSecondConnection, openTestDatabase } from './database.ts';
 import { silentFeed } from '../../src/db/change-feed.ts';
 import { STATS_STATEMENT_MARK } from '../../src/modules/search/search.stats.ts';
+import { callingTestFile, liveCorpusDir, writeLiveCorpus } from './live-corpus.ts';
 
 export type TestApp = {
   baseUrl: string;
@@ -86,6 +87,10 @@ export async function startTestApp(
   const app = buildApp({ config, orm: database.orm, logger, changes: options.feedDown ? silentFeed() : database.changes, embedded: database.kind === 'embedded', pressure: options.pressure });
   server.on('request', listenerOf(app));
   liveHostOf(app).attach(server);
+  // the live editor's corpus (support/live-corpus.ts): off unless LIVE_CORPUS_DIR is set; a second app on the same
+  // database leaves it to the first
+  const corpusDir = options.beside ? undefined : liveCorpusDir();
+  const corpusFrom = corpusDir ? callingTestFile() : '';
   return {
     baseUrl,
     config,
@@ -106,6 +111,12 @@ export async function startTestApp(
       await eventHubOf(app).close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (corpusDir) {
+        // a test's own failure to close is not the corpus's to hide, nor the corpus's to cause: said, and passed over
+        await writeLiveCorpus(database, corpusDir, corpusFrom).catch((error: unknown) => {
+          process.stderr.write(`live corpus: the page contents of ${corpusFrom} were not collected: ${error instanceof Error ? error.message : String(error)}\n`);
+        });
+      }
       await database.close();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
