@@ -27,13 +27,17 @@
 //   - events (scripts/lib/bench-events.ts): 200 open change streams during the page write load: writes/s with them
 //     ÷ without, and ÷ the floor; delivery p50/p99 from each write's answer to its event on every stream; RSS.
 //   - attachments: upload and download throughput of a 25 MiB file against `cp` of it (scripts/bench-attachments.ts).
+//   - collab (scripts/bench-collab.ts): live co-editing, 100 pages x 4 editors typing, the service's /live against a
+//     bare Hocuspocus server: update latency between editors, updates/s, RSS per open document, versions per page.
 //   - history (scripts/lib/bench-history.ts): a note of 1,000 pages with 50 versions each read whole (listPages to
 //     its last page) as it was 30 days ago (`?at=`) and as it is now: ratio of the times (issue 23: <= 3); then the
 //     note exported (time, size, the server's RSS while it streams) and that zip imported back (issue 23: < 60 s).
 //   - search (scripts/lib/bench-search.ts): searchNotes p50 and p99, one request at a time, over 100,000 pages of
 //     mixed Japanese and English text, for 2-character Japanese words and English words; the index's build time and size.
-// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,events,attachments,history,search (default all),
+// Environment: BENCH_DB=pglite|postgres (default both), BENCH_CASES=read,write,notes,team,pages,deep,events,attachments,collab,history,search (default all),
 // BENCH_SECONDS (per round and side, default 3), BENCH_ROUNDS (default 3), BENCH_WARMUP_SECONDS (default 1),
+// BENCH_COLLAB_SECONDS (the collab case's typing per side, default 30), BENCH_COLLAB_PAGES (default 100), BENCH_COLLAB_PROCESSES
+// (its editors' processes, default 1), BENCH_COLLAB_CARETS=0 (the editors move no caret),
 // BENCH_VERBOSE=1 (one line per autocannon run), BENCH_KEEP_DATA=1 (keep the PGlite data directory; PostgreSQL's goes).
 // Prints one line per measurement, then a summary; exits 1 when a goal is missed or a case could not run.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -46,6 +50,7 @@ import pg from 'pg';
 import type { CannedResponse } from './bench-baseline.ts';
 import type { FloorDatabase, FloorPage, FloorReply, FloorRequest } from './bench-write-floor.ts';
 import { benchAttachments } from './bench-attachments.ts';
+import { benchCollab } from './bench-collab.ts';
 import { benchEvents } from './lib/bench-events.ts';
 import { HEAP_HEADROOM_GOAL, RSS_GOAL_MB, type Database } from './lib/bench-goals.ts';
 import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
@@ -114,7 +119,7 @@ const DATABASES: Database[] = (() => {
   for (const name of list) if (name !== 'pglite' && name !== 'postgres') throw new Error(`BENCH_DB is pglite or postgres, got "${name}"`);
   return list as Database[];
 })();
-const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'events', 'attachments', 'history', 'search'];
+const ALL_CASES = ['read', 'write', ...new Set(GROWTH.map((row) => row.key)), 'events', 'attachments', 'collab', 'history', 'search'];
 /** A page written while the write load runs is found by search within this, at p99 (milliseconds). */
 const SEARCH_LAG_GOAL_MS = 1000;
 /** searchNotes latency over 100,000 pages, one request at a time, milliseconds (issue 18: p50 40 ms on PGlite). */
@@ -879,6 +884,10 @@ async function runDatabase(database: Database): Promise<void> {
         baseUrl: service.baseUrl, token: seeded.tokens.bench, team: 'bench', workDir: dataDir, rounds: Math.max(ROUNDS, 3),
         report: (label, text) => report(database, label, text, 'report'),
       });
+    }
+    if (CASES.has('collab')) {
+      await benchCollab({ baseUrl: service.baseUrl, pid: service.pid, sql: sqlConfig, token: seeded.tokens.bench,
+        report: (label, text, verdict) => report(database, label, text, verdict) });
     }
     if (CASES.has('history')) {
       const sql = new pg.Client(sqlConfig);
