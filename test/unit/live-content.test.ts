@@ -3,7 +3,7 @@
 // (test/live/round-trip.corpus.test.ts) or a reading of it found: each was dropped silently before.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { bodyOf, editorHtml, htmlOfYDoc, liveFormOf, yDocOf } from '../../src/modules/live/content.ts';
+import { bodyOf, editabilityOf, editorHtml, htmlOfYDoc, LIVE_MAX_CONTENT_BYTES, liveFormOf, yDocOf } from '../../src/modules/live/content.ts';
 import { meaningOf } from '../../src/modules/live/meaning.ts';
 
 /** What a live document built from `content` holds, once sent to another document as an update. */
@@ -71,5 +71,21 @@ describe('meaningOf', () => {
     expect(meaning(`<p><a href="https://example.com/">${image}</a></p>`)).not.toBe(meaning(`<p>${image}</p>`));
     expect(meaning(`<p><a href="https://example.com/">${image}</a></p>`)).not.toBe(meaning(`<p><a href="https://example.com/other">${image}</a></p>`));
     expect(meaning(`<p><b>${image}</b></p>`)).toBe(meaning(`<p>${image}</p>`));
+  });
+});
+
+describe('editabilityOf', () => {
+  it('a page past LIVE_MAX_CONTENT_BYTES opens in the text area, saying so; one under it as liveFormOf says', () => {
+    const paragraph = '<p>An ordinary paragraph of words.</p>';
+    const large = paragraph.repeat(Math.ceil((LIVE_MAX_CONTENT_BYTES + 1) / paragraph.length));
+    expect(editabilityOf(large)).toEqual({ editable: false, reason: `the page is larger than the live editor opens (${LIVE_MAX_CONTENT_BYTES / 1024} KiB)` });
+    const small = paragraph.repeat(10);
+    expect(editabilityOf(small)).toEqual({ editable: true, reason: '' });
+    // the same content again: the same answer (from what was remembered)
+    expect(editabilityOf(small)).toEqual({ editable: true, reason: '' });
+    const kept = '<p>Keep <ins>this</ins> mark.</p>';
+    const form = liveFormOf(kept);
+    expect(form.editable).toBe(false);
+    expect(editabilityOf(kept)).toEqual({ editable: false, reason: (form as { reason: string }).reason });
   });
 });

@@ -64,6 +64,36 @@ export function htmlOfNode(node: PmNode): string {
 export type LiveForm = { editable: true; html: string } | { editable: false; reason: string };
 
 /**
+ * The largest page the live editor opens: trying a page in the editor's schema takes the server's thread for a time
+ * that grows with the page (about half a second at this size on a loaded 2-core machine), at every first edit view
+ * and connection of a version. A larger page opens in the HTML text area.
+ */
+export const LIVE_MAX_CONTENT_BYTES = 128 * 1024;
+
+/** What the last contents tried came to, by their hash: a page's views and connections try it once a version. */
+const tried = new Map<string, { editable: boolean; reason: string }>();
+const TRIED_KEPT = 500;
+
+/** Whether `content` opens in the live editor, and if not why (liveFormOf, remembered for the last few hundred). */
+export function editabilityOf(content: string): { editable: boolean; reason: string } {
+  if (Buffer.byteLength(content, 'utf8') > LIVE_MAX_CONTENT_BYTES) {
+    return { editable: false, reason: `the page is larger than the live editor opens (${LIVE_MAX_CONTENT_BYTES / 1024} KiB)` };
+  }
+  const key = createHash('sha256').update(content).digest('base64');
+  const known = tried.get(key);
+  if (known) {
+    tried.delete(key);
+    tried.set(key, known);
+    return known;
+  }
+  const form = liveFormOf(content);
+  const answer = form.editable ? { editable: true, reason: '' } : { editable: false, reason: form.reason };
+  tried.set(key, answer);
+  if (tried.size > TRIED_KEPT) tried.delete(tried.keys().next().value!);
+  return answer;
+}
+
+/**
  * Whether `content` may open in the live editor: `html` is what the editor makes of it (what a save writes when
  * nobody changed anything), else the reason it opens in the text area. Tried through a Yjs document, as the live
  * document holds it: Yjs keeps the marks of text only, so a link around an image, which the editor's schema has,

@@ -27,7 +27,7 @@ import { can } from '../access/policy.ts';
 import { loadPageScope, subjectOf } from '../access/scope.ts';
 import { createSessions } from '../sessions/sessions.ts';
 import { DomainError } from '../errors.ts';
-import { editorHtml, htmlOfYDoc, liveFormOf, yDocOf } from './content.ts';
+import { editabilityOf, editorHtml, htmlOfYDoc, yDocOf } from './content.ts';
 import { sanitizeHtml } from '../notes/description.ts';
 import { saveLive } from './live-write.ts';
 import { callersOf, forgetState, keepState, keptStateOf, pageNow } from './live.repository.ts';
@@ -192,7 +192,7 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
       // one document per page: the name is the page's own spelling of it
       const canonical = `${scope.team.name}/${noteName(scope.note)}/${scope.page.id}`;
       if (canonical !== data.documentName) throw refuse(`this page's live document is named "${canonical}"`);
-      const form = liveFormOf(scope.page.content);
+      const form = editabilityOf(scope.page.content);
       if (!form.editable) throw refuse(`this page opens in the HTML text area: ${form.reason}`);
       if ((perUser.get(caller.user.id) ?? 0) >= settings.connectionsPerUser) {
         throw refuse(`too many live connections: at most ${settings.connectionsPerUser} per user`);

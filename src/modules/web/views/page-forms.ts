@@ -204,8 +204,8 @@ function contrastWithWhite(rgb: [number, number, number]): number {
 async function liveEditor(view: View, page: { content: string; id: number; note: { name: string; team: { name: string } } }): Promise<{ part: Renderable; script: boolean }> {
   const { t } = view.locale;
   // the editor's schema and a DOM to try the page in: loaded by the first edit view, not at the server's start
-  const { liveFormOf } = await import('../../live/content.ts');
-  const form = liveFormOf(page.content);
+  const { editabilityOf } = await import('../../live/content.ts');
+  const form = editabilityOf(page.content);
   if (!form.editable) return { part: html`<p class="card notice">${t.liveOpensInTextArea(form.reason)}</p>`, script: false };
   const viewer = viewerOf(view.res)!;
   const strings = {
