@@ -51,3 +51,12 @@ export async function callersOf(em: EntityManager, userIds: readonly number[]): 
   const users = await em.find(User, { id: { $in: [...userIds] } });
   return users.map((user) => ({ user, tokenId: 0, tokenScope: 'write', tokenConfirmed: true, clientId: null, clientWrites: 'direct' }));
 }
+
+/** The versions of pages as stored now, by id (a page not there is left out): one statement for any number. */
+export async function pageVersions(em: EntityManager, pageIds: readonly number[]): Promise<Map<number, number>> {
+  const rows = await em.getConnection().execute<{ id: number; version_sequence: number }[]>(
+    'select id, version_sequence from pages where id = any(?::int[])',
+    [`{${pageIds.join(',')}}`],
+  );
+  return new Map(rows.map((row) => [Number(row.id), Number(row.version_sequence)]));
+}

@@ -24,16 +24,21 @@ import { callerOfSecret, confirmToken } from '../../http/auth.ts';
 import type { LiveDeps } from './attach.ts';
 import type { Caller } from '../access/caller.ts';
 import { can } from '../access/policy.ts';
-import { loadPageScope, subjectOf } from '../access/scope.ts';
+import { loadNoteScope, loadPageScope, subjectOf } from '../access/scope.ts';
 import { createSessions } from '../sessions/sessions.ts';
 import { DomainError } from '../errors.ts';
 import { editabilityOf, editorHtml, htmlOfYDoc, yDocOf } from './content.ts';
 import { sanitizeHtml } from '../notes/description.ts';
 import { saveLive } from './live-write.ts';
-import { callersOf, forgetState, keepState, keptStateOf, pageNow } from './live.repository.ts';
+import { callersOf, forgetState, keepState, keptStateOf, pageNow, pageVersions } from './live.repository.ts';
 import { localCoordination, redisCoordination } from './coordination.ts';
 import { noteName } from '../notes/note.presenter.ts';
 import { mergeLive, STORED_ORIGIN } from './sync.ts';
+
+/** Notes the change feed names within this long are heard together (heard()). */
+const HEAR_TOGETHER_MS = 20;
+/** Live saves running at once in a process: pages typed into together reach their longest wait together. */
+const SAVES_AT_ONCE = 4;
 
 /** Hocuspocus's heartbeat: a connection that answers nothing for this long is closed (its default). */
 const HEARTBEAT_TIMEOUT_MS = 30_000;
@@ -136,6 +141,8 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
   const perPage = new Map<string, number>();
   const limit = services.config.limits.pageContentBytes;
   const settings = services.config.live;
+  /** Set by close(): nothing more is heard, checked or saved but what close() saves. */
+  let closing = false;
   const coordination = settings.redisUrl
     ? await redisCoordination(settings.redisUrl, settings.recheckMs, (ids) => callersOf(orm.em.fork(), ids), logger)
     : localCoordination();
@@ -301,6 +308,20 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
     await keepState(em, state.pageId, { version: state.base.version, content: state.base.html, state: update });
   }
 
+  /** At most SAVES_AT_ONCE saves at a time; the others wait their turn (in the order they came). */
+  let savesRunning = 0;
+  const savesWaiting: (() => void)[] = [];
+  async function inSaveSlot<T>(work: () => Promise<T>): Promise<T> {
+    while (savesRunning >= SAVES_AT_ONCE) await new Promise<void>((resolve) => savesWaiting.push(resolve));
+    savesRunning += 1;
+    try {
+      return await work();
+    } finally {
+      savesRunning -= 1;
+      savesWaiting.shift()?.();
+    }
+  }
+
   /** One save or merge of a document after the other. */
   function serially(state: LiveState, work: () => Promise<void>): Promise<void> {
     const next = state.busy.then(work, work);
@@ -327,9 +348,9 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
       const coAuthorIds = authors.slice(0, -1).map((author) => author.user.id);
       try {
         const content = sanitizeHtml(html);
-        const saved = await saveLive(services, orm, logger, writer, {
+        const saved = await inSaveSlot(() => saveLive(services, orm, logger, writer, {
           team: state.team, note: state.note, pageId: state.pageId, content, baseVersion: state.base.version, coAuthorIds,
-        });
+        }));
         // merged with a write made since the base: what the save stored comes back into the document
         state.base = { version: saved.version, html: editorHtml(saved.content) };
         mergeLive(document, editorHtml(content), state.base.html);
@@ -364,13 +385,40 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
     await store(documentName, document);
   }
 
-  /** A page of `noteId` may have been written elsewhere: each of its open documents is brought up to date. */
-  async function heard(noteId: number): Promise<void> {
-    for (const [documentName, state] of states) {
-      if (state.noteId !== noteId) continue;
+  /**
+   * Notes the change feed named, heard together: a burst of writes (this process's own saves among them) costs one
+   * statement for the versions of the open pages of those notes, and a page's content is read only when its version
+   * moved past the one its document stands on.
+   */
+  const heardNotes = new Set<number>();
+  let hearing: NodeJS.Timeout | undefined;
+
+  function hear(noteIds: Iterable<number>): void {
+    for (const noteId of noteIds) heardNotes.add(noteId);
+    hearing ??= setTimeout(() => {
+      hearing = undefined;
+      const notes = new Set(heardNotes);
+      heardNotes.clear();
+      void heard(notes).catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'hearing writes to live documents failed'));
+    }, HEAR_TOGETHER_MS);
+  }
+
+  /** Pages of `noteIds` may have been written elsewhere: their open documents are brought up to date. */
+  async function heard(noteIds: Set<number>): Promise<void> {
+    if (closing) return;
+    const open = [...states].filter(([documentName, state]) => noteIds.has(state.noteId) && hocuspocus.documents.has(documentName));
+    if (open.length === 0) return;
+    const versions = await pageVersions(orm.em.fork(), open.map(([, state]) => state.pageId));
+    for (const [documentName, state] of open) {
+      const version = versions.get(state.pageId);
+      if (version === undefined) {
+        closeDocument(documentName, CLOSE.gone, 'the page was deleted');
+        continue;
+      }
+      // the owner alone merges (another process's document gets the owner's merge through Redis)
+      if (!state.owner || version <= state.base.version) continue;
       const document = hocuspocus.documents.get(documentName);
       if (!document) continue;
-      if (!state.owner) continue;
       await serially(state, async () => {
         const row = await pageNow(orm.em.fork(), state.pageId);
         if (!row) {
@@ -388,29 +436,71 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
 
   changes.subscribe((change) => {
     if (states.size === 0) return;
-    if ('everything' in change) {
-      for (const noteId of new Set([...states.values()].map((state) => state.noteId))) void heard(noteId);
-      return;
-    }
-    for (const tag of change.tags) if (tag.startsWith('n')) void heard(Number(tag.slice(1)));
+    if ('everything' in change) return hear([...states.values()].map((state) => state.noteId));
+    hear(change.tags.filter((tag) => tag.startsWith('n')).map((tag) => Number(tag.slice(1))));
   });
 
-  /** Every connection's access checked again: who lost it is closed. */
-  const recheck = setInterval(() => {
-    for (const { ws, context } of sockets.values()) {
-      if (!context) continue;
-      void (async () => {
-        const again = context.sessionSecret === undefined
-          ? (context.caller.tokenId > 0 ? await callerOfSecretById(context) : context.caller)
-          : await sessions.read({ headers: { cookie: context.sessionSecret }, em: orm.em.fork() } as never).then((session) => (session ? context.caller : undefined));
-        if (!again) return ws.close(CLOSE.forbidden, 'the token was revoked or the session ended');
-        const { writable } = await accessOf(context.caller, context.team, context.note, context.pageId);
-        if (context.writable && !writable) {
-          context.writable = false;
-          ws.close(CLOSE.forbidden, 'you may no longer edit this page');
+  /**
+   * Every connection's access checked again, and who lost it closed: one check of each credential (a token, a
+   * session) and one of each credential's access to each note, one after the other, however many pages are open.
+   */
+  let rechecking = false;
+  async function recheckAll(): Promise<void> {
+    if (rechecking || closing) return;
+    rechecking = true;
+    try {
+      const groups = new Map<string, { context: LiveContext; members: { ws: WebSocket; context: LiveContext }[] }>();
+      for (const { ws, context } of sockets.values()) {
+        if (!context) continue;
+        const key = `${credentialOf(context)}\n${context.team}/${context.note}`;
+        const group = groups.get(key) ?? { context, members: [] };
+        group.members.push({ ws, context });
+        groups.set(key, group);
+      }
+      const credentials = new Map<string, boolean>();
+      for (const { context, members } of groups.values()) {
+        const credential = credentialOf(context);
+        if (!credentials.has(credential)) credentials.set(credential, await credentialHolds(context));
+        if (!credentials.get(credential)) {
+          for (const member of members) member.ws.close(CLOSE.forbidden, 'the token was revoked or the session ended');
+          continue;
         }
-      })().catch(() => ws.close(CLOSE.forbidden, 'you may no longer read this page'));
+        let writable: boolean;
+        try {
+          writable = await noteAccessOf(context.caller, context.team, context.note);
+        } catch {
+          for (const member of members) member.ws.close(CLOSE.forbidden, 'you may no longer read this page');
+          continue;
+        }
+        for (const member of members) {
+          if (!member.context.writable || writable) continue;
+          member.context.writable = false;
+          member.ws.close(CLOSE.forbidden, 'you may no longer edit this page');
+        }
+      }
+    } finally {
+      rechecking = false;
     }
+  }
+
+  const credentialOf = (context: LiveContext) => context.sessionSecret === undefined ? `token ${context.caller.tokenId}` : `session ${context.sessionSecret}`;
+
+  /** Whether the connection's token or session still stands. */
+  async function credentialHolds(context: LiveContext): Promise<boolean> {
+    if (context.sessionSecret !== undefined) {
+      return (await sessions.read({ headers: { cookie: context.sessionSecret }, em: orm.em.fork() } as never)) !== undefined;
+    }
+    return context.caller.tokenId === 0 || (await callerOfSecretById(context)) !== undefined;
+  }
+
+  /** Whether `caller` may still edit the note (a refusal when it may not even read it). */
+  async function noteAccessOf(caller: Caller, team: string, note: string): Promise<boolean> {
+    const scope = await loadNoteScope(orm.em.fork(), caller, team, note);
+    return can('note.edit', subjectOf(scope)) && caller.tokenScope === 'write' && caller.clientWrites !== 'proposals';
+  }
+
+  const recheck = setInterval(() => {
+    void recheckAll().catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'checking live connections again failed'));
     // the owner's lease renewed; a document whose owner is gone is taken over
     for (const [documentName, state] of states) {
       void coordination.claim(documentName).then((owner) => {
@@ -460,7 +550,9 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
     states,
     upgrade,
     async close() {
+      closing = true;
       clearInterval(recheck);
+      if (hearing) clearTimeout(hearing);
       // what is typed and not saved yet is saved now (the owner's part), before the connections go
       await Promise.all([...states.keys()].map((documentName) => {
         const document = hocuspocus.documents.get(documentName);
