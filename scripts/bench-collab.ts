@@ -32,20 +32,13 @@
 // raises the versions' rate (the save after the last keystroke weighs more). BENCH_COLLAB_PAGES tries fewer pages,
 // BENCH_COLLAB_CARETS=0 leaves the carets out (half the messages).
 import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { EditorSpec, EditorsReply, EditorsRequest, TypedReply } from './lib/bench-collab-editors.ts';
+import { envNumber, insertTokens } from './lib/bench-seed.ts';
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return value;
-}
 /** BENCH_COLLAB_PAGES: fewer (or more, up to 490) pages to try the case on a small machine; the goals are the issue's for 100. */
 export const COLLAB_PAGES = Math.round(envNumber('BENCH_COLLAB_PAGES', 100));
 export const COLLAB_EDITORS_PER_PAGE = 4;
@@ -122,17 +115,7 @@ async function api(baseUrl: string, token: string, method: string, requestPath: 
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-/** A `write` token for each user, inserted as src/modules/auth/tokens.ts stores them (the SHA-256 of the secret, in hex). */
-async function writeTokens(client: pg.Client, users: number[]): Promise<string[]> {
-  const secrets = users.map(() => `nt_${randomBytes(32).toString('base64url')}`);
-  await client.query(
-    `insert into tokens (user_id, token_hash, prefix, scope, label, created_at)
-     select u, encode(sha256(convert_to(s, 'UTF8')), 'hex'), left(s, 10), 'write', 'bench collab editor', now()
-       from unnest($1::int[], $2::text[]) as t(u, s)`,
-    [users, secrets],
-  );
-  return secrets;
-}
+const writeTokens = (client: pg.Client, users: number[]) => insertTokens(client, users, 'write', 'bench collab editor');
 
 type Seeded = { editors: EditorSpec[]; warmUp: EditorSpec; pageIds: number[] };
 

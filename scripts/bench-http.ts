@@ -56,6 +56,7 @@ import { HEAP_HEADROOM_GOAL, RSS_GOAL_MB, type Database } from './lib/bench-goal
 import { SEARCH_NOTES, SEARCH_PAGES_PER_NOTE, seedSearch, timeSearches } from './lib/bench-search.ts';
 import { HISTORY_PAGES, HISTORY_RATIO_GOAL, HISTORY_VERSIONS, IMPORT_SECONDS_GOAL, seedHistory, timeExport, timeHistoryWalks, timeImport } from './lib/bench-history.ts';
 import { currentBaseWrites, STALE_BEHIND, staleBaseWrites, type LoadRequest } from './lib/bench-write-sides.ts';
+import { envNumber } from './lib/bench-seed.ts';
 
 // ------------------------------------------------------------------------------------------------ goals and cases
 
@@ -100,13 +101,6 @@ const GROWTH: { key: string; label: string; small: Probe; large: Probe; goal: nu
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CONNECTIONS = 50;
 const WRITE_PAGES = 50;
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return value;
-}
 const SECONDS = envNumber('BENCH_SECONDS', 3);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 3));
 /** BENCH_KEEP_DATA=1: the data directory (PGlite's database, attachments) is kept for a look afterwards. */

@@ -276,7 +276,7 @@ else
     if [[ -n ${CI:-} ]]; then
       log "ERROR: no Redis (redis-server not found and not installed, or it did not start); CI=$CI requires it"
       TOTAL_FAILED=$((TOTAL_FAILED + 1))
-      SUMMARY+=("redis    : NOT AVAILABLE (required when CI is set: test/browser/live-two-processes.test.ts skipped)")
+      SUMMARY+=("redis    : NOT AVAILABLE (required when CI is set: the live tests of several processes fail)")
     else
       cat <<EOF
 
@@ -284,12 +284,12 @@ else
 ##  NOTICE: NO REDIS: LIVE DOCUMENTS ACROSS PROCESSES ARE NOT TESTED
 ##  redis-server was not found and could not be installed (needs root
 ##  and apt-get: apt-get install redis-server), or it did not start.
-##  test/browser/live-two-processes.test.ts is skipped in the postgres
-##  pass. With CI set this fails.
+##  test/browser/live-two-processes.test.ts and test/live/live-redis
+##  .test.ts are skipped in the postgres pass. With CI set this fails.
 ########################################################################
 
 EOF
-      SUMMARY+=("redis    : NOT AVAILABLE (test/browser/live-two-processes.test.ts skipped in the postgres pass)")
+      SUMMARY+=("redis    : NOT AVAILABLE (the live tests of several processes skipped in the postgres pass)")
     fi
   fi
   run_vitest postgres TEST_DATABASE=postgres \

@@ -18,13 +18,13 @@
 //     the load), and at its peak under it.
 // The readers live in a child process of their own (scripts/lib/bench-event-readers.ts says why).
 import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { ReadersReply, ReadersRequest } from './bench-event-readers.ts';
 import { EVENT_DELIVERY_P99_GOAL_MS, EVENT_STREAMS, EVENT_STREAMS_WRITE_GOAL } from './bench-goals.ts';
 import type { LoadContext, LoadRequest } from './bench-write-sides.ts';
+import { insertTokens } from './bench-seed.ts';
 
 /** A side of scripts/bench-http.ts's `measure` (its Side, as far as this case uses it). */
 export type EventSide = {
@@ -117,14 +117,7 @@ async function readerTokens(sql: pg.ClientConfig, count: number): Promise<string
   try {
     const users = (await client.query<{ id: number }>('select id from users order by id limit $1', [count])).rows.map((row) => row.id);
     if (users.length < count) throw new Error(`the events case needs ${count} users, the benchmark seeded ${users.length}`);
-    const secrets = users.map(() => `nt_${randomBytes(32).toString('base64url')}`);
-    await client.query(
-      `insert into tokens (user_id, token_hash, prefix, scope, label, created_at)
-       select u, encode(sha256(convert_to(s, 'UTF8')), 'hex'), left(s, 10), 'read', 'bench events reader', now()
-         from unnest($1::int[], $2::text[]) as t(u, s)`,
-      [users, secrets],
-    );
-    return secrets;
+    return await insertTokens(client, users, 'read', 'bench events reader');
   } finally {
     await client.end();
   }

@@ -14,29 +14,14 @@ import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { User } from '../../src/modules/users/user.entity.ts';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl, databaseKind } from '../support/database.ts';
-import { freePort, projectRoot as root, startServerProcess, stopServerProcess, type ServerProcess } from '../support/processes.ts';
+import { freePort, projectRoot as root, startServerProcess, startService, stopServerProcess, type ServiceProcess } from '../support/processes.ts';
 
 const node = path.join(root, 'node_modules', '.bin', 'node');
 const LIMIT = 120;
 
-type Server = ServerProcess & { baseUrl: string };
+type Server = ServiceProcess;
 
-async function startServer(databaseUrl: string, dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const env = {
-    PATH: `${path.join(root, 'node_modules', '.bin')}:${process.env.PATH}`,
-    HOME: process.env.HOME,
-    NODE_ENV: 'test',
-    PORT: String(port),
-    PUBLIC_URL: baseUrl,
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    RATE_LIMIT_PER_HOUR: String(LIMIT),
-    LOG_LEVEL: 'warn',
-  };
-  return Object.assign(await startServerProcess(node, ['src/server.ts'], env), { baseUrl });
-}
+const startServer = (databaseUrl: string, dataDir: string): Promise<Server> => startService(databaseUrl, dataDir, { RATE_LIMIT_PER_HOUR: String(LIMIT) });
 
 const stopServer = (server: Server | undefined) => stopServerProcess(server);
 

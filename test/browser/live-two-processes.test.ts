@@ -21,10 +21,9 @@ import type { User } from '../../src/modules/users/user.entity.ts';
 import { createUser } from '../../src/modules/users/users.service.ts';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl, databaseKind } from '../support/database.ts';
-import { freePort, projectRoot as root, startServerProcess, stopServerProcess, type ServerProcess } from '../support/processes.ts';
+import { projectRoot as root, startService, stopServerProcess, type ServiceProcess } from '../support/processes.ts';
 import { launchChromium, signIn } from './views-browser.ts';
 
-const node = path.join(root, 'node_modules', '.bin', 'node');
 const redisUrl = process.env.TEST_REDIS_URL;
 const skipped = databaseKind !== 'postgres'
   ? 'PostgreSQL pass only: PGlite belongs to one process'
@@ -42,27 +41,17 @@ const LATER_A = ' Then Mona again.';
 const LATER_B = ' Then Milo again.';
 const SAVE_PAUSE_MS = 1_500;
 
-type Server = ServerProcess & { baseUrl: string; name: string };
+type Server = ServiceProcess & { name: string };
 
 async function startServer(name: string, databaseUrl: string, dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const env = {
-    PATH: `${path.join(root, 'node_modules', '.bin')}:${process.env.PATH}`,
-    HOME: process.env.HOME,
-    NODE_ENV: 'test',
-    PORT: String(port),
-    PUBLIC_URL: baseUrl,
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
+  const server = await startService(databaseUrl, dataDir, {
     REDIS_URL: redisUrl,
     // saved 1.5 s after typing pauses (not 2: the test waits for saves), which leaves time to see that each browser
     // had the other's typing before it was saved: through Redis, not through a save heard on the change feed
     LIVE_SAVE_PAUSE_MS: String(SAVE_PAUSE_MS),
     LIVE_SAVE_MAX_MS: '4000',
-    LOG_LEVEL: 'warn',
-  };
-  return Object.assign(await startServerProcess(node, ['src/server.ts'], env), { baseUrl, name });
+  });
+  return Object.assign(server, { name });
 }
 
 /** SIGTERM and the exit code; null when it had to be killed after 20 s (then `hung` says so). */

@@ -11,14 +11,14 @@ import { issueToken } from '../../src/modules/auth/tokens.ts';
 import { LIVE_FIELD } from '../../src/modules/live/schema.ts';
 import { htmlOfYDoc } from '../../src/modules/live/content.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { makePage, makeUser, notePath } from '../support/factories.ts';
-import { connectLive, type LiveClient } from '../support/live.ts';
+import { makeUser } from '../support/factories.ts';
+import { liveKit, type connectLive, type LiveClient } from '../support/live.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 const LIMIT = 4096;
 let app: TestApp;
 let cast: Scenario<'open' | 'secret'>;
-const clients: LiveClient[] = [];
+let kit: ReturnType<typeof liveKit>;
 
 beforeAll(async () => {
   app = await startTestApp({
@@ -30,44 +30,18 @@ beforeAll(async () => {
     LIVE_SAVE_MAX_MS: '1000',
   });
   cast = await makeScenario(app, { notes: { open: {}, secret: { isPrivate: true } } });
+  kit = liveKit(app, cast.manager);
 });
 afterAll(async () => {
-  for (const client of clients) client.close();
+  kit?.closeAll();
   await app?.close();
 });
 
-function live(name: string, how: Parameters<typeof connectLive>[2]): LiveClient {
-  const client = connectLive(app, name, how);
-  clients.push(client);
-  return client;
-}
-
-let pages = 0;
-async function openPage(content: string, note: 'open' | 'secret' = 'open') {
-  pages += 1;
-  const page = await makePage(app, cast.notes[note], cast.manager, { title: `Limits ${pages}`, content });
-  const path = await notePath(app, cast.notes[note]);
-  return { page, path: `${path}/${page.id}`, name: `${path.replace(/^\/api\/v1\//, '')}/${page.id}` };
-}
-
-async function stored(path: string): Promise<{ content: string; version: number }> {
-  const answer = await cast.manager.client.get(path);
-  expect(answer.status, answer.text).toBe(200);
-  return answer.body as { content: string; version: number };
-}
-
+const live = (name: string, how: Parameters<typeof connectLive>[2]): LiveClient => kit.live(name, how);
+const openPage = (content: string, note: 'open' | 'secret' = 'open') => kit.openPage(cast.notes[note], cast.manager, content);
+const stored = (path: string) => kit.stored(path);
+const storedAt = (path: string, version: number) => kit.storedAt(path, version, 8_000);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until the page's stored version is at least `version`. */
-async function storedAt(path: string, version: number): Promise<{ content: string; version: number }> {
-  const deadline = Date.now() + 8_000;
-  let page = await stored(path);
-  while (page.version < version && Date.now() < deadline) {
-    await pause(100);
-    page = await stored(path);
-  }
-  return page;
-}
 
 describe('live editing: limits', () => {
   it('a user holds at most LIVE_CONNECTIONS_PER_USER connections; one closed makes room again', async () => {

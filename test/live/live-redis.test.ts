@@ -14,31 +14,13 @@ import type { TestApp } from '../support/app.ts';
 import { ApiClient } from '../support/client.ts';
 import { createScratchDatabaseUrl, databaseKind } from '../support/database.ts';
 import { connectLive, type LiveClient } from '../support/live.ts';
-import { freePort, projectRoot as root, startServerProcess, stopServerProcess, type ServerProcess } from '../support/processes.ts';
+import { startService, stopServerProcess, type ServiceProcess } from '../support/processes.ts';
 
-const node = path.join(root, 'node_modules', '.bin', 'node');
 const redisUrl = process.env.TEST_REDIS_URL;
-type Server = ServerProcess & { baseUrl: string };
+type Server = ServiceProcess;
 
-async function startServer(databaseUrl: string, dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const env = {
-    PATH: `${path.join(root, 'node_modules', '.bin')}:${process.env.PATH}`,
-    HOME: process.env.HOME,
-    NODE_ENV: 'test',
-    PORT: String(port),
-    PUBLIC_URL: baseUrl,
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    LIVE_SAVE_PAUSE_MS: '300',
-    LIVE_SAVE_MAX_MS: '1500',
-    LIVE_RECHECK_MS: '500',
-    LOG_LEVEL: 'warn',
-  };
-  return Object.assign(await startServerProcess(node, ['src/server.ts'], env), { baseUrl });
-}
+const startServer = (databaseUrl: string, dataDir: string): Promise<Server> =>
+  startService(databaseUrl, dataDir, { REDIS_URL: redisUrl, LIVE_SAVE_PAUSE_MS: '300', LIVE_SAVE_MAX_MS: '1500', LIVE_RECHECK_MS: '500' });
 
 describe.skipIf(databaseKind !== 'postgres' || (!redisUrl && !process.env.CI))('live documents on two processes through Redis (PostgreSQL pass, with Redis)', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabaseUrl>>;

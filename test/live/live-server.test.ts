@@ -5,56 +5,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { htmlOfYDoc } from '../../src/modules/live/content.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { makePage, notePath } from '../support/factories.ts';
-import { connectLive, type LiveClient } from '../support/live.ts';
+import { liveKit, type connectLive, type LiveClient } from '../support/live.ts';
 import { makeScenario, type Scenario } from '../support/scenario.ts';
 
 let app: TestApp;
 let cast: Scenario<'open' | 'secret'>;
-const clients: LiveClient[] = [];
+let kit: ReturnType<typeof liveKit>;
 
 beforeAll(async () => {
   app = await startTestApp();
   cast = await makeScenario(app, { notes: { open: {}, secret: { isPrivate: true } } });
+  kit = liveKit(app, cast.manager);
 });
 afterAll(async () => {
-  for (const client of clients) client.close();
+  kit?.closeAll();
   await app?.close();
 });
 
-function live(name: string, how: Parameters<typeof connectLive>[2]): LiveClient {
-  const client = connectLive(app, name, how);
-  clients.push(client);
-  return client;
-}
-
-async function openPage(content: string) {
-  const page = await makePage(app, cast.notes.open, cast.manager, { title: `Live ${clients.length}`, content });
-  const path = await notePath(app, cast.notes.open);
-  return { page, path: `${path}/${page.id}`, name: `${path.replace(/^\/api\/v1\//, '')}/${page.id}` };
-}
-
-/** Waits until the page's stored version is at least `version`. */
-async function storedAt(path: string, version: number): Promise<{ content: string; version: number }> {
-  const deadline = Date.now() + 10_000;
-  let page = await stored(path);
-  while (page.version < version && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    page = await stored(path);
-  }
-  return page;
-}
+const live = (name: string, how: Parameters<typeof connectLive>[2]): LiveClient => kit.live(name, how);
+const openPage = (content: string) => kit.openPage(cast.notes.open, cast.manager, content);
+const stored = (path: string) => kit.stored(path);
+const storedAt = (path: string, version: number) => kit.storedAt(path, version);
 
 /** Waits until this process has let the document go (its last connection closed and it was saved). */
 async function unloaded(name: string): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (app.live()!.hocuspocus.documents.has(name) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   expect(app.live()!.hocuspocus.documents.has(name), 'the document was let go').toBe(false);
-}
-
-async function stored(path: string): Promise<{ content: string; version: number }> {
-  const answer = await cast.manager.client.get(path);
-  expect(answer.status).toBe(200);
-  return answer.body as { content: string; version: number };
 }
 
 describe('live editing', () => {

@@ -5,7 +5,9 @@ import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/pro
 import WebSocket from 'ws';
 import * as Y from 'yjs';
 import { htmlOfYDoc, replaceContent } from '../../src/modules/live/content.ts';
+import type { Note } from '../../src/modules/notes/note.entity.ts';
 import type { TestApp } from './app.ts';
+import { makePage, notePath, type Actor } from './factories.ts';
 
 export type LiveClient = {
   doc: Y.Doc;
@@ -78,4 +80,49 @@ export function connectLive(app: TestApp, name: string, how: { token?: string; c
       socket.destroy();
     },
   };
+}
+
+export type StoredPage = { content: string; version: number };
+
+/**
+ * What the live tests of one app share: clients connected through it (closed by `closeAll`), pages opened in a note
+ * with their API path and live document name, and the page as stored, read through `reader`'s API.
+ */
+export function liveKit(app: TestApp, reader: { client: { get(path: string): Promise<{ status: number; text: string; body: unknown }> } }) {
+  const clients: LiveClient[] = [];
+  let pages = 0;
+  const kit = {
+    clients,
+    live(name: string, how: Parameters<typeof connectLive>[2]): LiveClient {
+      const client = connectLive(app, name, how);
+      clients.push(client);
+      return client;
+    },
+    /** A new page of `note` by `author`: its id, its API path and its live document's name. */
+    async openPage(note: Note, author: Actor, content: string) {
+      pages += 1;
+      const page = await makePage(app, note, author, { title: `Live ${pages}`, content });
+      const path = await notePath(app, note);
+      return { page, path: `${path}/${page.id}`, name: `${path.replace(/^\/api\/v1\//, '')}/${page.id}` };
+    },
+    async stored(path: string): Promise<StoredPage> {
+      const answer = await reader.client.get(path);
+      if (answer.status !== 200) throw new Error(`GET ${path}: ${answer.status} ${answer.text}`);
+      return answer.body as StoredPage;
+    },
+    /** The page once its stored version is at least `version` (or as it is after `ms`). */
+    async storedAt(path: string, version: number, ms = 10_000): Promise<StoredPage> {
+      const deadline = Date.now() + ms;
+      let page = await kit.stored(path);
+      while (page.version < version && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        page = await kit.stored(path);
+      }
+      return page;
+    },
+    closeAll(): void {
+      for (const client of clients) client.close();
+    },
+  };
+  return kit;
 }

@@ -41,3 +41,28 @@ export async function stopServerProcess(server: ServerProcess | undefined, signa
   child.kill(signal);
   return exited;
 }
+
+/** A service process (`node src/server.ts`) and the address it answers at. */
+export type ServiceProcess = ServerProcess & { baseUrl: string };
+
+/**
+ * `node src/server.ts` as scripts/serve.sh starts it, on a free port, against `databaseUrl`, with its files in
+ * `dataDir` and `env` added (REDIS_URL, LIVE_*, limits): the tests of several processes on one database.
+ */
+export async function startService(databaseUrl: string, dataDir: string, env: Record<string, string | undefined> = {}): Promise<ServiceProcess> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const node = path.join(projectRoot, 'node_modules', '.bin', 'node');
+  const server = await startServerProcess(node, ['src/server.ts'], {
+    PATH: `${path.join(projectRoot, 'node_modules', '.bin')}:${process.env.PATH}`,
+    HOME: process.env.HOME,
+    NODE_ENV: 'test',
+    PORT: String(port),
+    PUBLIC_URL: baseUrl,
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  return Object.assign(server, { baseUrl });
+}

@@ -16,15 +16,11 @@
 // another process) is heard on the change feed and merged into the open document (sync.ts).
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Hocuspocus, type Document, type onAuthenticatePayload } from '@hocuspocus/server';
-import { WebSocketServer, type WebSocket } from 'ws';
-import * as decoding from 'lib0/decoding';
+import { Hocuspocus, type Document } from '@hocuspocus/server';
+import { WebSocketServer } from 'ws';
 import * as Y from 'yjs';
-import { callerOfSecret, confirmToken } from '../../http/auth.ts';
 import type { LiveDeps } from './attach.ts';
-import type { Caller } from '../access/caller.ts';
-import { can } from '../access/policy.ts';
-import { loadNoteScope, loadPageScope, subjectOf } from '../access/scope.ts';
+import { liveAccess, type LiveContext, type LiveSocket } from './access.ts';
 import { createSessions } from '../sessions/sessions.ts';
 import { DomainError } from '../errors.ts';
 import { editabilityOf, editorHtml, htmlOfYDoc, yDocOf } from './content.ts';
@@ -33,7 +29,8 @@ import { saveLive } from './live-write.ts';
 import { callersOf, forgetState, keepState, keptStateOf, pageNow, pageVersions } from './live.repository.ts';
 import { localCoordination, redisCoordination } from './coordination.ts';
 import { noteName } from '../notes/note.presenter.ts';
-import { mergeLive, STORED_ORIGIN } from './sync.ts';
+import { CLOSE, nameParts, readable, refuse } from './protocol.ts';
+import { mergeLive, STORED_ORIGIN, tryApply } from './sync.ts';
 
 /** Notes the change feed names within this long are heard together (heard()). */
 const HEAR_TOGETHER_MS = 20;
@@ -46,33 +43,11 @@ const HEARTBEAT_TIMEOUT_MS = 30_000;
 /** A document's kept Yjs state may be at most this many times the page content limit. */
 const KEPT_STATE_FACTOR = 8;
 
-/** Applies a kept state to a new document; false (the document untouched) when it cannot be read. */
-function tryApply(document: Y.Doc, update: Uint8Array): boolean {
-  try {
-    const probe = new Y.Doc();
-    Y.applyUpdate(probe, update);
-    probe.destroy();
-  } catch {
-    return false;
-  }
-  Y.applyUpdate(document, update, STORED_ORIGIN);
-  return true;
-}
 
-/** Close codes a client sees, with a reason in words. */
-export const CLOSE = { malformed: 4400, forbidden: 4403, tooLarge: 4413, gone: 4404, tooMany: 4429 } as const;
 
-export type LiveContext = {
-  caller: Caller;
-  team: string;
-  note: string;
-  noteId: number;
-  pageId: number;
-  writable: boolean;
-  /** A browser's session (checked again by its id), or 0 for a token. */
-  sessionSecret: string | undefined;
-  socketId: string;
-};
+export type { LiveContext } from './access.ts';
+export { CLOSE } from './protocol.ts';
+
 
 /** What this process knows of an open document: the version it stands on and who changed it since. */
 export type LiveState = {
@@ -97,46 +72,14 @@ export type Live = {
   close(): Promise<void>;
 };
 
-/**
- * A refusal the client is told in words: Hocuspocus sends an error's `reason` with its permission-denied answer, and
- * closes a connection whose message hook throws with the error's `code` and `reason`.
- */
-function refuse(reason: string, code?: number): Error {
-  return Object.assign(new Error(reason), code === undefined ? { reason } : { reason, code });
-}
-
-/** Hocuspocus's message types that carry a Yjs sync message (Sync, SyncReply), and the sync steps with an update. */
-const SYNC_TYPES = new Set([0, 4]);
-const UPDATE_STEPS = new Set([1, 2]);
-
-/** Whether a message's Yjs update (if it carries one) is one Yjs can read. */
-function readable(message: Uint8Array): boolean {
-  try {
-    const decoder = decoding.createDecoder(message);
-    decoding.readVarString(decoder);
-    if (!SYNC_TYPES.has(decoding.readVarUint(decoder))) return true;
-    if (!UPDATE_STEPS.has(decoding.readVarUint(decoder))) return true;
-    Y.decodeUpdate(decoding.readVarUint8Array(decoder));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** `<team>/<note>/<page id>`, or a refusal. */
-function nameParts(documentName: string): { team: string; note: string; pageId: number } {
-  const parts = documentName.split('/');
-  const pageId = Number(parts[2]);
-  if (parts.length !== 3 || parts[0] === '' || parts[1] === '' || !Number.isSafeInteger(pageId) || pageId < 1) {
-    throw refuse(`"${documentName.slice(0, 100)}" does not name a page: a live document is named <team>/<note>/<page id>`);
-  }
-  return { team: parts[0]!, note: parts[1]!, pageId };
-}
 
 export async function createLive({ services, orm, logger, changes }: LiveDeps): Promise<Live> {
   const sessions = createSessions({ secure: services.config.publicUrl.startsWith('https:') });
   const states = new Map<string, LiveState>();
-  const sockets = new Map<string, { ws: WebSocket; context?: LiveContext }>();
+  const sockets = new Map<string, LiveSocket>();
+  const access = liveAccess(orm, sessions);
+  /** Whether a recheck is running (the next waits for the one before to end). */
+  let rechecking = false;
   const perUser = new Map<number, number>();
   const perPage = new Map<string, number>();
   const limit = services.config.limits.pageContentBytes;
@@ -147,40 +90,7 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
     ? await redisCoordination(settings.redisUrl, settings.recheckMs, (ids) => callersOf(orm.em.fork(), ids), logger)
     : localCoordination();
 
-  async function callerOf(data: onAuthenticatePayload<LiveContext>): Promise<{ caller: Caller; sessionSecret?: string }> {
-    const em = orm.em.fork();
-    if (data.token !== '' && data.token !== undefined) {
-      const caller = await callerOfSecret(em, data.token);
-      if (!caller) throw refuse('the token is not valid or has expired');
-      return { caller };
-    }
-    const cookie = data.requestHeaders.get('cookie') ?? undefined;
-    const origin = data.requestHeaders.get('origin');
-    const host = data.requestHeaders.get('host');
-    if (!cookie) throw refuse('sign in first, or send a bearer token as the provider\'s token');
-    if (!origin || !host || URL.canParse(origin) === false || new URL(origin).host !== host) {
-      throw refuse('a browser session connects only from a page of this site (the Origin does not match)');
-    }
-    const fake = { headers: { cookie }, em } as never;
-    const session = await sessions.read(fake);
-    if (!session) throw refuse('the session has ended: sign in again');
-    return {
-      caller: { user: session.user, tokenId: 0, tokenScope: 'write', tokenConfirmed: true, clientId: null, clientWrites: 'direct' },
-      sessionSecret: cookie,
-    };
-  }
 
-  /** Whether `caller` may still read the page, and write it; a refusal (404) when not. */
-  async function accessOf(caller: Caller, team: string, note: string, pageId: number) {
-    try {
-      const scope = await loadPageScope(orm.em.fork(), caller, team, note, pageId);
-      const writable = can('note.edit', subjectOf(scope)) && caller.tokenScope === 'write' && caller.clientWrites !== 'proposals';
-      return { scope, writable };
-    } catch (error) {
-      if (error instanceof DomainError) throw refuse(`page ${pageId} of ${team}/${note} is not there or not yours to read`);
-      throw error;
-    }
-  }
 
   const hocuspocus = new Hocuspocus<LiveContext>({
     name: 'notes-live',
@@ -194,8 +104,8 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
 
     async onAuthenticate(data) {
       const { team, note, pageId } = nameParts(data.documentName);
-      const { caller, sessionSecret } = await callerOf(data);
-      const { scope, writable } = await accessOf(caller, team, note, pageId);
+      const { caller, sessionSecret } = await access.callerOf(data);
+      const { scope, writable } = await access.pageAccessOf(caller, team, note, pageId);
       // one document per page: the name is the page's own spelling of it
       const canonical = `${scope.team.name}/${noteName(scope.note)}/${scope.page.id}`;
       if (canonical !== data.documentName) throw refuse(`this page's live document is named "${canonical}"`);
@@ -440,67 +350,12 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
     hear(change.tags.filter((tag) => tag.startsWith('n')).map((tag) => Number(tag.slice(1))));
   });
 
-  /**
-   * Every connection's access checked again, and who lost it closed: one check of each credential (a token, a
-   * session) and one of each credential's access to each note, one after the other, however many pages are open.
-   */
-  let rechecking = false;
-  async function recheckAll(): Promise<void> {
-    if (rechecking || closing) return;
-    rechecking = true;
-    try {
-      const groups = new Map<string, { context: LiveContext; members: { ws: WebSocket; context: LiveContext }[] }>();
-      for (const { ws, context } of sockets.values()) {
-        if (!context) continue;
-        const key = `${credentialOf(context)}\n${context.team}/${context.note}`;
-        const group = groups.get(key) ?? { context, members: [] };
-        group.members.push({ ws, context });
-        groups.set(key, group);
-      }
-      const credentials = new Map<string, boolean>();
-      for (const { context, members } of groups.values()) {
-        const credential = credentialOf(context);
-        if (!credentials.has(credential)) credentials.set(credential, await credentialHolds(context));
-        if (!credentials.get(credential)) {
-          for (const member of members) member.ws.close(CLOSE.forbidden, 'the token was revoked or the session ended');
-          continue;
-        }
-        let writable: boolean;
-        try {
-          writable = await noteAccessOf(context.caller, context.team, context.note);
-        } catch {
-          for (const member of members) member.ws.close(CLOSE.forbidden, 'you may no longer read this page');
-          continue;
-        }
-        for (const member of members) {
-          if (!member.context.writable || writable) continue;
-          member.context.writable = false;
-          member.ws.close(CLOSE.forbidden, 'you may no longer edit this page');
-        }
-      }
-    } finally {
-      rechecking = false;
-    }
-  }
-
-  const credentialOf = (context: LiveContext) => context.sessionSecret === undefined ? `token ${context.caller.tokenId}` : `session ${context.sessionSecret}`;
-
-  /** Whether the connection's token or session still stands. */
-  async function credentialHolds(context: LiveContext): Promise<boolean> {
-    if (context.sessionSecret !== undefined) {
-      return (await sessions.read({ headers: { cookie: context.sessionSecret }, em: orm.em.fork() } as never)) !== undefined;
-    }
-    return context.caller.tokenId === 0 || (await callerOfSecretById(context)) !== undefined;
-  }
-
-  /** Whether `caller` may still edit the note (a refusal when it may not even read it). */
-  async function noteAccessOf(caller: Caller, team: string, note: string): Promise<boolean> {
-    const scope = await loadNoteScope(orm.em.fork(), caller, team, note);
-    return can('note.edit', subjectOf(scope)) && caller.tokenScope === 'write' && caller.clientWrites !== 'proposals';
-  }
 
   const recheck = setInterval(() => {
-    void recheckAll().catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'checking live connections again failed'));
+    if (!rechecking && !closing) {
+      rechecking = true;
+      void access.recheck(sockets.values()).finally(() => (rechecking = false)).catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'checking live connections again failed'));
+    }
     // the owner's lease renewed; a document whose owner is gone is taken over
     for (const [documentName, state] of states) {
       void coordination.claim(documentName).then((owner) => {
@@ -512,15 +367,6 @@ export async function createLive({ services, orm, logger, changes }: LiveDeps): 
   }, settings.recheckMs);
   recheck.unref();
 
-  /** The connection's token, confirmed as the API confirms a cached one (auth.ts): undefined once revoked or expired. */
-  async function callerOfSecretById(context: LiveContext): Promise<Caller | undefined> {
-    try {
-      await confirmToken(orm.em.fork(), { ...context.caller, tokenConfirmed: false });
-      return context.caller;
-    } catch {
-      return undefined;
-    }
-  }
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: limit + 64 * 1024 });
 

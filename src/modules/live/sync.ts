@@ -1,7 +1,7 @@
 // A write made elsewhere, merged into an open live document: the document's unsaved typing is kept, what the write
 // changed elsewhere comes in, and where both changed the same words the typing wins in the document (the write
 // stays in the page's history as its own version, and the next save is a version over it).
-import type * as Y from 'yjs';
+import * as Y from 'yjs';
 import { MergeBoundExceeded, mergeText, resolveChunks } from '../text/merge3.ts';
 import { htmlOfYDoc, replaceContent } from './content.ts';
 
@@ -24,5 +24,18 @@ export function mergeLive(document: Y.Doc, base: string, stored: string): boolea
   }
   if (merged === current) return false;
   replaceContent(document, merged, STORED_ORIGIN);
+  return true;
+}
+
+/** Applies a kept state to a new document; false (the document untouched) when it cannot be read. */
+export function tryApply(document: Y.Doc, update: Uint8Array): boolean {
+  try {
+    const probe = new Y.Doc();
+    Y.applyUpdate(probe, update);
+    probe.destroy();
+  } catch {
+    return false;
+  }
+  Y.applyUpdate(document, update, STORED_ORIGIN);
   return true;
 }
