@@ -81,3 +81,21 @@ describe('HEAP_LIMIT_MB', () => {
     expect(result.stderr.trim()).toBe('configuration error: HEAP_LIMIT_MB must be a whole number of MiB, got "lots"');
   });
 });
+
+describe('REDIS_URL and the LIVE_* settings', () => {
+  it('REDIS_URL is unset by default, takes redis:// or rediss://, and refuses anything else without showing a password', () => {
+    expect(loadConfig({}).live.redisUrl).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).live.redisUrl).toBe('redis://127.0.0.1:6379/2');
+    expect(loadConfig({ REDIS_URL: 'rediss://user:secret@cache.example:6380' }).live.redisUrl).toBe('rediss://user:secret@cache.example:6380');
+    for (const bad of ['localhost:6379', 'http://127.0.0.1:6379', 'redis//x']) expect(() => loadConfig({ REDIS_URL: bad }), bad).toThrow(/^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+    expect(() => loadConfig({ REDIS_URL: 'http://user:secret@127.0.0.1' })).toThrow(/^(?!.*secret)/);
+  });
+
+  it('LIVE_* are whole numbers in their ranges, with the documented defaults', () => {
+    expect(loadConfig({}).live).toEqual({ savePauseMs: 2_000, saveMaxMs: 10_000, recheckMs: 5_000, connectionsPerUser: 20, connectionsPerPage: 50, redisUrl: undefined });
+    expect(loadConfig({ LIVE_CONNECTIONS_PER_PAGE: '3' }).live.connectionsPerPage).toBe(3);
+    for (const [name, bad] of [['LIVE_SAVE_PAUSE_MS', '10'], ['LIVE_SAVE_MAX_MS', 'soon'], ['LIVE_RECHECK_MS', '0'], ['LIVE_CONNECTIONS_PER_USER', '0'], ['LIVE_CONNECTIONS_PER_PAGE', '10001']]) {
+      expect(() => loadConfig({ [name!]: bad }), `${name}=${bad}`).toThrow(new RegExp(`^${name} must be `));
+    }
+  });
+});
